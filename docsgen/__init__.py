@@ -1,0 +1,1 @@
+"""Builds the bilingual docs site: `python -m docsgen` (see __main__.py)."""

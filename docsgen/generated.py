@@ -1,0 +1,116 @@
+"""The pages' generated material: diffs between versions and demo transcripts.
+
+Nobody writes these by hand. `python -m docsgen` makes them from the real files
+before every build, so a page can never show a stale copy, and writes them to
+.generated/ (git-ignored), which pymdownx.snippets searches beside the
+repository root:
+
+    --8<-- "diffs/v1-to-v2.diff"     unified diff of v1_basic.py -> v2_planning.py
+    --8<-- "transcripts/v1.txt"      what `python -m scripted.demo v1` prints
+
+Only what can exist is made: a diff for each consecutive pair whose two
+scripts exist, a transcript for each version whose script and demo scenario
+exist. A page that includes anything else fails the build, because snippets
+runs with check_paths: true.
+"""
+
+import difflib
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / ".generated"
+SCENARIOS = ROOT / "scripted" / "scenarios"
+
+# The ladder, in order: each script adds one mechanism to the one before.
+VERSIONS = {
+    "v1": "v1_basic.py",
+    "v2": "v2_planning.py",
+    "v3": "v3_subagents.py",
+    "v4": "v4_skills.py",
+}
+
+
+# -- diffs between consecutive versions ---------------------------------------
+
+def version_diff(old: Path, new: Path) -> str:
+    """The unified diff a reader would get from `diff -u old new`."""
+    return "".join(
+        difflib.unified_diff(
+            old.read_text(encoding="utf-8").splitlines(keepends=True),
+            new.read_text(encoding="utf-8").splitlines(keepends=True),
+            fromfile=old.name,
+            tofile=new.name,
+        )
+    )
+
+
+def diff_pairs() -> list[tuple[str, str]]:
+    """Consecutive versions whose two scripts both exist, e.g. [("v1", "v2")]."""
+    names = list(VERSIONS)
+    return [
+        (old, new)
+        for old, new in zip(names, names[1:], strict=False)
+        if (ROOT / VERSIONS[old]).exists() and (ROOT / VERSIONS[new]).exists()
+    ]
+
+
+def diff_path(old: str, new: str) -> Path:
+    return GENERATED / "diffs" / f"{old}-to-{new}.diff"
+
+
+# -- transcripts of the offline demo -------------------------------------------
+
+def demo_transcript(version: str) -> str:
+    """Run the offline demo and return what a terminal would show, command line included."""
+    # Not a tty, so the scripts print no colours; NO_COLOR says so to anything that asks anyway.
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+    result = subprocess.run(
+        [sys.executable, "-m", "scripted.demo", version],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,  # as a terminal interleaves them
+        text=True, encoding="utf-8", timeout=300,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"`python -m scripted.demo {version}` exited with {result.returncode}:\n{result.stdout}")
+    return f"$ python -m scripted.demo {version}\n{result.stdout}"
+
+
+def demo_versions() -> list[str]:
+    """Versions whose script and demo scenario both exist."""
+    return [
+        version
+        for version, script in VERSIONS.items()
+        if (ROOT / script).exists() and (SCENARIOS / f"{version}_demo.yaml").exists()
+    ]
+
+
+def transcript_path(version: str) -> Path:
+    return GENERATED / "transcripts" / f"{version}.txt"
+
+
+# -- writing .generated/ ----------------------------------------------------------
+
+def expected_files() -> dict[Path, str]:
+    """Every generated file with the content it must have now."""
+    files = {}
+    for old, new in diff_pairs():
+        files[diff_path(old, new)] = version_diff(ROOT / VERSIONS[old], ROOT / VERSIONS[new])
+    versions = demo_versions()
+    with ThreadPoolExecutor() as pool:  # each demo is a separate process, so they can run side by side
+        for version, transcript in zip(versions, pool.map(demo_transcript, versions), strict=True):
+            files[transcript_path(version)] = transcript
+    return files
+
+
+def write_all() -> None:
+    """Make .generated/ hold exactly the files expected now, and nothing else."""
+    files = expected_files()
+    for path in GENERATED.rglob("*"):
+        if path.is_file() and path not in files:
+            path.unlink()  # e.g. a diff for a pair that no longer exists
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")  # "\n" on Windows too: diffs stay byte-exact

@@ -1,0 +1,1 @@
+"""A scripted stand-in for the Claude Messages API, for tests and the offline demo."""

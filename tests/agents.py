@@ -1,0 +1,37 @@
+"""Loading the version scripts for tests: each test gets a fresh module, pointed at the scripted server.
+
+The scripts are meant to be run, not imported, so there is no package to import them from. Loading
+one from its path runs its top level again, which re-reads the environment (limits such as
+BASH_TIMEOUT) and makes a new `anthropic.Anthropic()` client aimed at ANTHROPIC_BASE_URL.
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = {"v1": "v1_basic.py", "v2": "v2_planning.py", "v3": "v3_subagents.py", "v4": "v4_skills.py"}
+VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists()]
+
+
+def load_agent(version: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"agent_{version}", ROOT / SCRIPTS[version])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def versions_from(first: str) -> list[str]:
+    """The versions that have a mechanism introduced in `first` (v2 and later have todos, ...)."""
+    return [version for version in VERSIONS if version >= first]
+
+
+def run_script(version: str, *args: str, env: dict | None = None, cwd: Path | None = None,
+               input_text: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run a version script as a user would, in a subprocess; returns its exit code and output."""
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    full_env = {key: value for key, value in full_env.items() if value is not None}
+    return subprocess.run([sys.executable, str(ROOT / SCRIPTS[version]), *args], capture_output=True,
+                          input=input_text, text=True, env=full_env, cwd=cwd, timeout=timeout)

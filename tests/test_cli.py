@@ -1,0 +1,97 @@
+"""The scripts as a user runs them: one-shot mode, the REPL, Ctrl-C, and start-up errors.
+
+These run each version script in a subprocess, pointed at the scripted server through
+ANTHROPIC_BASE_URL, exactly as the offline demo does.
+"""
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.agents import ROOT, SCRIPTS, run_script
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+def test_one_shot_runs_the_task_and_exits_0(scripted_api, version, tmp_path):
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "1"}}]},
+                                 {"text": "All done."}]})
+    done = run_script(version, "--workdir", str(tmp_path), "write", "a.txt")
+    assert done.returncode == 0, done.stderr
+    assert "All done." in done.stdout and (tmp_path / "a.txt").read_text() == "1"
+    assert scripted_api.requests[0].body["messages"][0]["content"][0]["text"] == "write a.txt"
+
+
+def test_one_shot_exits_1_when_the_turn_does_not_finish(scripted_api, version, tmp_path):
+    scripted_api.play({"turns": [{"text": "Cut off mid", "stop_reason": "max_tokens"}]})
+    done = run_script(version, "--workdir", str(tmp_path), "task")
+    assert done.returncode == 1 and "incomplete" in done.stderr
+
+
+def test_missing_key_is_one_clear_line(version, tmp_path):
+    done = run_script(version, "task", cwd=tmp_path, env={"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None})
+    assert done.returncode != 0
+    assert done.stderr.strip().count("\n") == 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unreachable_base_url_is_named(version, tmp_path):
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    done = run_script(version, "--workdir", str(tmp_path), "task", env={"ANTHROPIC_BASE_URL": url})
+    assert done.returncode == 1
+    assert f"could not reach the API at {url}" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_missing_workdir_is_a_clear_error(version, tmp_path):
+    done = run_script(version, "--workdir", str(tmp_path / "nope"), "task")
+    assert done.returncode != 0 and "is not a folder" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_help_explains_both_modes_and_the_environment(version):
+    done = run_script(version, "--help", env={"ANTHROPIC_API_KEY": None})
+    assert done.returncode == 0
+    for needle in ("task", "--workdir", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MODEL_ID", "Ctrl-C"):
+        assert needle in done.stdout
+
+
+def test_dotenv_file_in_the_work_folder_is_read(scripted_api, version, tmp_path):
+    (tmp_path / ".env").write_text("MODEL_ID=claude-from-dotenv\n# a comment\n")
+    scripted_api.play({"turns": [{"text": "ok"}]})
+    done = run_script(version, "hi", cwd=tmp_path, env={"MODEL_ID": None})
+    assert done.returncode == 0, done.stderr
+    assert scripted_api.requests[0].body["model"] == "claude-from-dotenv"
+
+
+def test_repl_keeps_history_and_quits_on_q(scripted_api, version, tmp_path):
+    scripted_api.play({"turns": [{"text": "First answer."},
+                                 {"expect": {"last_user_contains": "second"}, "text": "Second answer."}]})
+    done = run_script(version, "--workdir", str(tmp_path), input_text="first\nsecond\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert "First answer." in done.stdout and "Second answer." in done.stdout
+    assert len(scripted_api.requests[-1].body["messages"]) == 3
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_ctrl_c_mid_tool_returns_to_the_prompt_with_history_intact(scripted_api, version, tmp_path):
+    scripted_api.play(SCENARIOS / "slow_command.yaml")
+    proc = subprocess.Popen([sys.executable, str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc.stdin.write("run the slow job\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "started.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # wait until the slow command really runs
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate("never mind\nq\n", timeout=20)
+    assert proc.returncode == 0, err
+    assert "interrupted" in err and "Stopped. What next?" in out
+    results = scripted_api.requests[-1].body["messages"][-1]["content"]
+    assert results[0]["is_error"] and results[-1] == {"type": "text", "text": "never mind"}

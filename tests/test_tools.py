@@ -1,0 +1,148 @@
+"""The four base tools, seen from the model's side: what comes back in the tool_result.
+
+Each test lets the scripted model make one call and reads the result out of the next request,
+exactly as the model would receive it. Every version has these tools, so every test runs
+against every version script.
+"""
+import os
+
+import pytest
+
+
+def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
+    """Let the scripted model call one tool; return the tool_result it gets back."""
+    api.play({"turns": [{"tool_calls": [{"name": name, "input": tool_input, **flags}]}, {"text": "done"}]})
+    assert agent.run_turn([], "go") == 0
+    (result,) = api.requests[-1].body["messages"][-1]["content"]
+    assert result["type"] == "tool_result"
+    return result
+
+
+# -- bash --
+def test_bash_returns_stdout_stderr_and_exit_code(scripted_api, agent):
+    result = call_tool(scripted_api, agent, "bash", {"command": "echo out; echo err >&2; exit 3"})
+    assert not result["is_error"]
+    assert "out" in result["content"] and "err" in result["content"]
+    assert result["content"].endswith("[exit code 3]")
+
+
+def test_bash_decodes_invalid_utf8_with_replacement(scripted_api, agent):
+    result = call_tool(scripted_api, agent, "bash", {"command": r"printf 'ok \377\376 end'"})
+    assert "ok \ufffd\ufffd end" in result["content"]
+
+
+def test_bash_timeout_stops_the_command_and_keeps_partial_output(scripted_api, make_agent):
+    agent = make_agent(BASH_TIMEOUT=1)
+    result = call_tool(scripted_api, agent, "bash", {"command": "echo started; sleep 30; echo never"})
+    assert result["is_error"]
+    assert "timed out after 1 s" in result["content"]
+    assert "started" in result["content"] and "never" not in result["content"]
+
+
+def test_bash_blocklist_refuses_destructive_commands(scripted_api, agent):
+    result = call_tool(scripted_api, agent, "bash", {"command": "sudo rm -rf /tmp/x"})
+    assert result["is_error"] and "blocklist" in result["content"]
+
+
+# -- read_file --
+def test_read_file_numbers_lines(scripted_api, agent, tmp_path):
+    (tmp_path / "a.txt").write_text("first\nsecond\n")
+    result = call_tool(scripted_api, agent, "read_file", {"path": "a.txt"})
+    assert result["content"] == "     1\tfirst\n     2\tsecond"
+
+
+def test_read_file_offset_and_limit_say_how_to_continue(scripted_api, agent, tmp_path):
+    (tmp_path / "a.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    result = call_tool(scripted_api, agent, "read_file", {"path": "a.txt", "offset": 3, "limit": 2})
+    assert result["content"].splitlines() == [
+        "     3\tline 3", "     4\tline 4", "[lines 3-4 of 10; call read_file with offset=5 for more]"]
+
+
+def test_read_file_cuts_long_lines(scripted_api, agent, tmp_path):
+    (tmp_path / "wide.txt").write_text("x" * 5000 + "\n")
+    result = call_tool(scripted_api, agent, "read_file", {"path": "wide.txt"})
+    assert result["content"] == "     1\t" + "x" * agent.LINE_LIMIT + " [line cut]"
+
+
+def test_read_file_refuses_binary_files(scripted_api, agent, tmp_path):
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    result = call_tool(scripted_api, agent, "read_file", {"path": "logo.png"})
+    assert result["is_error"] and "binary" in result["content"]
+
+
+def test_read_file_of_a_folder_is_an_error_not_a_crash(scripted_api, agent, tmp_path):
+    (tmp_path / "folder").mkdir()
+    result = call_tool(scripted_api, agent, "read_file", {"path": "folder"})
+    assert result["is_error"] and "IsADirectoryError" in result["content"]
+
+
+# -- write_file and edit_file --
+def test_write_file_creates_parent_folders(scripted_api, agent, tmp_path):
+    result = call_tool(scripted_api, agent, "write_file", {"path": "deep/er/new.txt", "content": "héllo\n"})
+    assert not result["is_error"]
+    assert (tmp_path / "deep/er/new.txt").read_text(encoding="utf-8") == "héllo\n"
+
+
+def test_edit_file_replaces_the_one_match(scripted_api, agent, tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    result = call_tool(scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "y = 2", "new_text": "y = 3"})
+    assert not result["is_error"]
+    assert (tmp_path / "a.py").read_text() == "x = 1\ny = 3\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [("a = 1\n", "matches 0 places"), ("x\nx\nx\n", "matches 3 places")])
+def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, expected):
+    (tmp_path / "a.py").write_text(text)
+    result = call_tool(scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "x", "new_text": "y"})
+    assert result["is_error"] and expected in result["content"]
+    assert (tmp_path / "a.py").read_text() == text
+
+
+# -- the work directory is a fence --
+@pytest.mark.parametrize("path", ["../outside.txt", "/etc/hostname", "sub/../../outside.txt", "link/secret.txt"])
+@pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("write_file", {"content": "x"}),
+                                             ("edit_file", {"old_text": "a", "new_text": "b"})])
+def test_file_tools_refuse_paths_outside_the_work_directory(scripted_api, agent, tmp_path, path, tool, extra):
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("a secret")
+    os.symlink(outside, tmp_path / "link")
+    result = call_tool(scripted_api, agent, tool, {"path": path, **extra})
+    assert result["is_error"] and "outside the work directory" in result["content"]
+    assert (outside / "secret.txt").read_text() == "a secret"
+    assert not (tmp_path.parent / "outside.txt").exists()
+
+
+# -- malformed calls from the model --
+@pytest.mark.parametrize(("name", "tool_input", "expected"), [
+    ("delete_everything", {}, "unknown tool 'delete_everything'; the tools you have are: bash, read_file"),
+    ("read_file", {"path": 5}, "invalid input for read_file (path): 5 is not of type 'string'"),
+    ("write_file", {"path": "a.txt"}, "'content' is a required property"),
+    ("bash", {"command": "ls", "cwd": "/"}, "Additional properties are not allowed ('cwd' was unexpected)"),
+    ("read_file", {"path": "a.txt", "offset": 0}, "0 is less than the minimum of 1"),
+])
+def test_malformed_tool_calls_come_back_as_errors_the_model_can_act_on(scripted_api, agent, name, tool_input,
+                                                                       expected):
+    result = call_tool(scripted_api, agent, name, tool_input, invalid=True)
+    assert result["is_error"]
+    assert expected in result["content"]
+
+
+# -- the context budget --
+def test_huge_bash_output_is_cut_to_the_budget_with_a_hint(scripted_api, agent):
+    result = call_tool(scripted_api, agent, "bash", {"command": "seq 1 100000"})
+    content = result["content"]
+    assert len(content) <= agent.TOOL_RESULT_BUDGET
+    assert content.startswith("1\n2\n3\n") and content.endswith("100000\n[exit code 0]")
+    assert "cut here to fit the context budget" in content
+    assert "read_file with offset and limit" in content and "grep" in content
+
+
+def test_huge_file_read_is_cut_and_numbered_lines_show_where(scripted_api, agent, tmp_path):
+    (tmp_path / "big.log").write_text("".join(f"event {n} " + "." * 60 + "\n" for n in range(1, 2001)))
+    result = call_tool(scripted_api, agent, "read_file", {"path": "big.log"})
+    content = result["content"]
+    assert len(content) <= agent.TOOL_RESULT_BUDGET
+    omitted = content.split("[... ")[1].split(" of ")[0].replace(",", "")
+    assert int(omitted) > 100_000 - agent.TOOL_RESULT_BUDGET
+    assert "     1\tevent 1 " in content and "  2000\tevent 2000 " in content
