@@ -57,7 +57,6 @@ def scripted_api(_scripted_server: ScriptedAPI, request: pytest.FixtureRequest) 
 # Shared behaviour is tested once, parametrized over every version script that has it.
 from tests.agents import VERSIONS, load_agent  # noqa: E402
 
-
 @pytest.fixture(params=VERSIONS)
 def version(request: pytest.FixtureRequest) -> str:
     return request.param

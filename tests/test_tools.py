@@ -8,7 +8,6 @@ import os
 
 import pytest
 
-
 def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
     """Let the scripted model call one tool; return the tool_result it gets back."""
     api.play({"turns": [{"tool_calls": [{"name": name, "input": tool_input, **flags}]}, {"text": "done"}]})

@@ -1,0 +1,151 @@
+"""The docs site: both languages say the same things, code comes from the files, and the build is clean.
+
+The page checks read the Markdown and need nothing installed. The build checks run the one build command,
+`python -m docsgen`, once for the module, and look at what it produced.
+"""
+import difflib
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
+SITE = ROOT / "site"
+GENERATED = ROOT / ".generated"
+SCRIPTS = ["v1_basic.py", "v2_planning.py", "v3_subagents.py", "v4_skills.py"]
+PAGES = sorted(path.relative_to(DOCS["en"]).as_posix() for path in DOCS["en"].rglob("*.md"))
+
+SNIPPET = re.compile(r'^\s*-+8<-+\s+"([^"]+)"\s*$')  # --8<-- "v1_basic.py:loop"
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
+# What a fenced block may hold, by language. Everything else is refused, so a new language is a decision.
+SNIPPETS_ONLY = {"python", "py", "pycon", "diff", "text"}  # code, diffs and transcripts come from files
+SHELL = {"bash", "console", "powershell"}  # a few commands to type
+SHELL_MAX_LINES = 6
+FREE = {"mermaid"}  # diagrams are the page's own content
+
+
+def read_page(language: str, page: str) -> list[str]:
+    return (DOCS[language] / page).read_text(encoding="utf-8").splitlines()
+
+
+def split_fences(lines: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The prose lines, and (language, body) of every fenced block, indented ones (in tabs, admonitions) included."""
+    prose, blocks, fence = [], [], None
+    for line in lines:
+        match = FENCE.match(line)
+        if fence is None and match:
+            fence, language, body = match.group(2), match.group(3).lower(), []
+        elif fence is not None and line.strip() == fence:
+            blocks.append((language, body))
+            fence = None
+        elif fence is not None:
+            body.append(line)
+        else:
+            prose.append(line)
+    return prose, blocks
+
+
+def heading_counts(lines: list[str]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for line in split_fences(lines)[0]:  # outside code, where "#" starts a heading and not a comment
+        if match := re.match(r"^(#{1,6})\s", line):
+            counts[len(match.group(1))] = counts.get(len(match.group(1)), 0) + 1
+    return counts
+
+
+def snippets(lines: list[str]) -> list[str]:
+    return sorted(match.group(1) for line in lines if (match := SNIPPET.match(line)))
+
+
+# -- the two languages match ---------------------------------------------------------------------------------
+
+def test_every_page_exists_in_both_languages():
+    pages = {language: {p.relative_to(folder).as_posix() for p in folder.rglob("*.md")} for language, folder in DOCS.items()}
+    assert pages["en"] - pages["ja"] == set(), "English pages without a Japanese counterpart"
+    assert pages["ja"] - pages["en"] == set(), "Japanese pages without an English counterpart"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_both_languages_have_the_same_headings_per_level(page):
+    assert heading_counts(read_page("en", page)) == heading_counts(read_page("ja", page))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_both_languages_include_the_same_files_and_sections(page):
+    assert snippets(read_page("en", page)) == snippets(read_page("ja", page))
+
+
+# -- no pasted code --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("page", [f"{language}/{page}" for language in DOCS for page in PAGES])
+def test_code_blocks_are_included_from_files_not_pasted(page):
+    language, name = page.split("/", 1)
+    for fence_language, body in split_fences(read_page(language, name))[1]:
+        code = [line for line in body if line.strip()]
+        if fence_language in SNIPPETS_ONLY:
+            pasted = [line for line in code if not SNIPPET.match(line)]
+            assert not pasted, f"a ```{fence_language} block must only include files (--8<-- \"FILE:SECTION\"): {pasted}"
+        elif fence_language in SHELL:
+            assert len(code) <= SHELL_MAX_LINES, f"a ```{fence_language} block is for a few commands: {code}"
+        else:
+            assert fence_language in FREE, f"```{fence_language or '(no language)'} blocks are not expected: {code}"
+
+
+# -- the build -------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def built_site():
+    """Run the one build command, strict, both languages."""
+    for package in ("mkdocs", "material", "pymdownx"):
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f"{package} is not installed (pip install -r requirements-dev.txt)")
+    result = subprocess.run([sys.executable, "-m", "docsgen"], cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
+    return SITE
+
+
+def html_of(site: Path, language: str, page: str) -> str:
+    folder = site / "ja" if language == "ja" else site
+    url = "" if page == "index.md" else page.removesuffix(".md") + "/"
+    return (folder / url / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_language_switcher_leads_to_the_same_page(built_site, page):
+    url = "" if page == "index.md" else page.removesuffix(".md") + "/"
+    pages = {"en": f"https://site/{url}", "ja": f"https://site/ja/{url}"}
+    for language, here in pages.items():
+        links = dict(
+            (hreflang, href)
+            for href, hreflang in re.findall(r'<a href="([^"]*)" hreflang="(\w+)"[^>]*class="md-select__link"',
+                                             html_of(built_site, language, page))
+        )
+        assert {other: urljoin(here, href) for other, href in links.items()} == pages
+
+
+def test_japanese_pages_are_marked_japanese_and_searchable_in_japanese(built_site):
+    assert '<html lang="ja"' in html_of(built_site, "ja", "index.md")
+    assert '<html lang="en"' in html_of(built_site, "en", "index.md")
+    index = json.loads((built_site / "ja" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert index["config"]["lang"] == ["ja"]  # the browser segments Japanese words before matching
+    assert any("エージェントループ" in doc["text"] for doc in index["docs"])
+
+
+@pytest.mark.parametrize("old, new", list(zip(SCRIPTS, SCRIPTS[1:], strict=False)))
+def test_the_generated_diff_is_the_diff_of_the_current_files(built_site, old, new):
+    if not (ROOT / old).exists() or not (ROOT / new).exists():
+        pytest.skip(f"{old} or {new} does not exist yet")
+    expected = "".join(difflib.unified_diff(
+        (ROOT / old).read_text(encoding="utf-8").splitlines(keepends=True),
+        (ROOT / new).read_text(encoding="utf-8").splitlines(keepends=True),
+        fromfile=old, tofile=new))
+    generated = GENERATED / "diffs" / f"{old[:2]}-to-{new[:2]}.diff"
+    assert generated.read_text(encoding="utf-8") == expected
