@@ -17,6 +17,7 @@ from pathlib import Path
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
+from pymdownx.snippets import SnippetMissingError
 
 from docsgen.generated import write_all
 
@@ -34,7 +35,7 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)-7s - %(message)s")
     try:
         build_site()
-    except MkDocsException as error:  # strict mode turns every warning into this
+    except (MkDocsException, SnippetMissingError) as error:  # strict: any warning aborts; mkdocs named the page
         print(f"docs build failed: {error}", file=sys.stderr)
         return 1
     return 0

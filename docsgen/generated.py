@@ -79,7 +79,9 @@ def demo_transcript(version: str) -> str:
 
 
 def demo_versions() -> list[str]:
-    """Versions whose script and demo scenario both exist."""
+    """Versions whose script and demo scenario both exist (and the demo itself)."""
+    if not (ROOT / "scripted" / "demo.py").exists():
+        return []  # then only a page that includes a transcript fails, naming the missing file
     return [
         version
         for version, script in VERSIONS.items()
@@ -105,6 +107,16 @@ def expected_files() -> dict[Path, str]:
     return files
 
 
+def escape_snippet_notation(text: str) -> str:
+    """Keep lines such as `# --8<-- [start:todo]` visible on the page.
+
+    pymdownx.snippets drops section markers from what it includes, and a diff
+    between versions has some. A ';' before the marker tells snippets to show
+    the line as it is; snippets removes the ';' when it includes the file.
+    """
+    return text.replace("--8<--", ";--8<--")
+
+
 def write_all() -> None:
     """Make .generated/ hold exactly the files expected now, and nothing else."""
     files = expected_files()
@@ -113,4 +125,5 @@ def write_all() -> None:
             path.unlink()  # e.g. a diff for a pair that no longer exists
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="")  # "\n" on Windows too: diffs stay byte-exact
+        # newline="": "\n" on Windows too, so a diff stays byte for byte what difflib made
+        path.write_text(escape_snippet_notation(text), encoding="utf-8", newline="")
