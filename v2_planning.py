@@ -20,6 +20,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import anthropic
@@ -40,6 +42,7 @@ MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5")
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 8000))  # per model reply
 MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per user turn, so a runaway loop stops
 BASH_TIMEOUT = int(os.environ.get("BASH_TIMEOUT", 120))  # seconds
+BASH_OUTPUT_LIMIT = 10_000_000  # bytes a command may write before it is stopped as a runaway
 TOOL_RESULT_BUDGET = 30_000  # characters of one tool result that may enter the context
 READ_LIMIT, LINE_LIMIT = 2000, 2000  # read_file: lines per call, characters per line
 BLOCKED_COMMANDS = ["rm -rf /", "rm -rf ~", "sudo ", "mkfs", "shutdown", "reboot", "dd if=", ":(){"]
@@ -87,17 +90,31 @@ def safe_path(path: str) -> Path:
 def run_bash(command: str) -> str:
     if any(blocked in command for blocked in BLOCKED_COMMANDS):
         raise ToolError("refused: the command matches the blocklist of destructive commands (a teaching guard)")
-    proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    with tempfile.TemporaryFile() as out:  # a file, not a pipe: a job left running in the background can't hang us
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        problem = wait_or_stop(proc, out)
+        out.seek(0)
+        output = out.read(BASH_OUTPUT_LIMIT).decode("utf-8", errors="replace").rstrip()
+    if problem:
+        raise ToolError(f"{problem}. Output so far:\n{output}")
+    return f"{output}\n[exit code {proc.returncode}]"
+
+def wait_or_stop(proc: subprocess.Popen, out) -> str:
+    """Wait for a command; stop it and all it started if it runs too long, writes too much, or Ctrl-C comes."""
+    deadline, problem = time.monotonic() + BASH_TIMEOUT, ""
     try:
-        output = proc.communicate(timeout=BASH_TIMEOUT)[0]
-    except BaseException as exc:  # timeout or Ctrl-C: stop the shell and everything it started
-        os.killpg(proc.pid, signal.SIGKILL) if os.name == "posix" else proc.kill()
-        if not isinstance(exc, subprocess.TimeoutExpired):
-            raise
-        raise ToolError(f"timed out after {BASH_TIMEOUT} s and was stopped. Output so far:\n"
-                        + proc.communicate()[0].decode("utf-8", errors="replace")) from None
-    return f"{output.decode('utf-8', errors='replace').rstrip()}\n[exit code {proc.returncode}]"
+        while proc.poll() is None and not problem:
+            time.sleep(0.005)
+            if time.monotonic() > deadline:
+                problem = f"timed out after {BASH_TIMEOUT} s and was stopped"
+            elif os.fstat(out.fileno()).st_size > BASH_OUTPUT_LIMIT:
+                problem = f"stopped after writing more than {BASH_OUTPUT_LIMIT:,} bytes"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL) if os.name == "posix" else proc.kill()
+            proc.wait()
+    return problem
 
 def read_file(path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
     data = safe_path(path).read_bytes()
@@ -332,7 +349,9 @@ def agent_loop(messages: list, system: str, tools: list, max_rounds: int = MAX_R
     remind_to_plan(messages, tools)
     for _ in range(max_rounds):
         response = call_model(messages, system, tools, show)
-        messages.append({"role": "assistant", "content": response.content})
+        content = [block for block in response.content if block.type != "text" or block.text.strip()]
+        if content:  # the API rejects empty messages and blank text blocks, so an empty reply is not kept
+            messages.append({"role": "assistant", "content": content})
         calls = [block for block in response.content if block.type == "tool_use"]
         if response.stop_reason in ("max_tokens", "refusal", "model_context_window_exceeded"):
             reason = f"the reply stopped early ({response.stop_reason}); it is incomplete"

@@ -44,6 +44,14 @@ def test_default_model_is_not_deprecated_in_the_installed_sdk(make_agent, monkey
     assert agent.MODEL_ID.startswith("claude-") and agent.MODEL_ID not in DEPRECATED_MODELS
 
 
+def test_an_empty_reply_is_not_kept_so_the_next_request_stays_valid(scripted_api, agent):
+    scripted_api.play({"turns": [{"text": " "}, {"expect": {"last_user_contains": "hello?"}, "text": "Sorry."}]})
+    history = []
+    assert agent.run_turn(history, "hi") == 0
+    assert agent.run_turn(history, "hello?") == 0
+    assert [message["role"] for message in history] == ["user", "assistant"]
+
+
 def test_max_tokens_with_a_cut_call_does_not_run_it_and_keeps_history_valid(scripted_api, agent, tmp_path, capsys):
     scripted_api.play(SCENARIOS / "max_tokens_mid_call.yaml")
     history = []

@@ -38,6 +38,19 @@ def test_bash_timeout_stops_the_command_and_keeps_partial_output(scripted_api, m
     assert "started" in result["content"] and "never" not in result["content"]
 
 
+def test_bash_does_not_wait_for_a_job_left_in_the_background(scripted_api, agent):
+    result = call_tool(scripted_api, agent, "bash", {"command": "sleep 30 & echo started in the background"})
+    assert not result["is_error"]
+    assert result["content"] == "started in the background\n[exit code 0]"
+
+
+def test_bash_stops_a_runaway_command_and_the_result_stays_in_budget(scripted_api, agent):
+    result = call_tool(scripted_api, agent, "bash", {"command": "yes 'all work and no play'"})
+    assert result["is_error"]
+    assert f"stopped after writing more than {agent.BASH_OUTPUT_LIMIT:,} bytes" in result["content"]
+    assert len(result["content"]) <= agent.TOOL_RESULT_BUDGET and "cut here" in result["content"]
+
+
 def test_bash_blocklist_refuses_destructive_commands(scripted_api, agent):
     result = call_tool(scripted_api, agent, "bash", {"command": "sudo rm -rf /tmp/x"})
     assert result["is_error"] and "blocklist" in result["content"]
