@@ -17,7 +17,12 @@ VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists
 
 
 def load_agent(version: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"agent_{version}", ROOT / SCRIPTS[version])
+    return load_script(ROOT / SCRIPTS[version], f"agent_{version}")
+
+
+def load_script(path: Path, name: str = "") -> ModuleType:
+    """A fresh module from any script file: a version script, or a workshop solution built on one."""
+    spec = importlib.util.spec_from_file_location(name or f"agent_{Path(path).stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -28,10 +33,15 @@ def versions_from(first: str) -> list[str]:
     return [version for version in VERSIONS if version >= first]
 
 
-def run_script(version: str, *args: str, env: dict | None = None, cwd: Path | None = None,
-               input_text: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
+def run_script(version: str, *args: str, **options) -> subprocess.CompletedProcess:
     """Run a version script as a user would, in a subprocess; returns its exit code and output."""
+    return run_file(ROOT / SCRIPTS[version], *args, **options)
+
+
+def run_file(path: Path, *args: str, env: dict | None = None, cwd: Path | None = None,
+             input_text: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run any script file the same way (see run_script)."""
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env = {key: value for key, value in full_env.items() if value is not None}
-    return subprocess.run([sys.executable, str(ROOT / SCRIPTS[version]), *args], capture_output=True,
+    return subprocess.run([sys.executable, str(path), *args], capture_output=True,
                           input=input_text, text=True, env=full_env, cwd=cwd, timeout=timeout)
