@@ -31,7 +31,7 @@ def readme_commands() -> list[str]:
 
 def test_the_readmes_show_the_two_commands_and_a_real_run():
     commands = readme_commands()
-    assert "python -m scripted.demo v1" in commands and "python -m pytest" in commands
+    assert "python -m scripted.demo v1" in commands and "python -m pytest -n auto" in commands
     assert any(command.startswith("python v1_basic.py") for command in commands)
 
 
@@ -40,7 +40,7 @@ def test_readme_command_works(command, scripted_api, tmp_path):
     argv = [sys.executable if word == "python" else word for word in shlex.split(command)]
     argv = [str(tmp_path) if word.startswith("/path/to/") else word for word in argv]
     if argv[1:3] == ["-m", "pytest"]:
-        argv.append("--collect-only")
+        argv += ["--collect-only", "-n", "0"]
     words = [word for word in argv[2:] if not word.startswith("--") and word != str(tmp_path)]
     if re.fullmatch(r"v\d_\w+\.py", argv[1]) and words:  # a one-shot task: the model answers once
         scripted_api.play({"turns": [{"text": "Hello from the scripted model."}]})
