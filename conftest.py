@@ -1,3 +1,29 @@
-"""The scripted Messages API fixtures (`scripted_api`), for both tests/ and workshop/."""
+"""Fixtures shared by tests/ and workshop/.
+
+`scripted_api` (the scripted Messages API server) comes from scripted/pytest_plugin.py. `agent` and
+`make_agent` load the script under test as a fresh module; which script that is, each folder's
+conftest.py says with a `script_path` fixture: a version script in tests/, an attendee's solution
+(or the reference) in workshop/.
+"""
+import pytest
+
+from tests.agents import load_script
 
 pytest_plugins = ["scripted.pytest_plugin"]
+
+
+@pytest.fixture
+def make_agent(script_path, scripted_api, tmp_path, monkeypatch):
+    """Load a fresh copy of the script under test, working in tmp_path, with extra environment set."""
+    monkeypatch.chdir(tmp_path)
+
+    def make(**env):
+        for name, value in env.items():
+            monkeypatch.setenv(name, str(value))
+        return load_script(script_path)
+    return make
+
+
+@pytest.fixture
+def agent(make_agent):
+    return make_agent()

@@ -1,12 +1,13 @@
-"""Fixtures for the version scripts. The scripted API server (`scripted_api`) comes from
-scripted/pytest_plugin.py, which the root conftest.py loads for tests/ and workshop/ alike."""
+"""Which script the shared `agent` fixtures load in tests/: each version script in turn. The scripted API
+server and the `agent` fixtures themselves live in the root conftest.py and scripted/pytest_plugin.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from scripted.server import ScriptedAPI
-from tests.agents import VERSIONS, load_agent
+from tests.agents import ROOT, SCRIPTS, VERSIONS
 
 # -- the version scripts --
 # Shared behaviour is tested once, parametrized over every version script that has it.
@@ -17,17 +18,5 @@ def version(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def make_agent(version: str, scripted_api: ScriptedAPI, tmp_path, monkeypatch):
-    """Load a fresh copy of the version script, working in tmp_path, with extra environment set."""
-    monkeypatch.chdir(tmp_path)
-
-    def make(**env):
-        for name, value in env.items():
-            monkeypatch.setenv(name, str(value))
-        return load_agent(version)
-    return make
-
-
-@pytest.fixture
-def agent(make_agent):
-    return make_agent()
+def script_path(version: str) -> Path:
+    return ROOT / SCRIPTS[version]

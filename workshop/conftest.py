@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import load_script
 from workshop.reference import EXERCISES, build_reference
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,7 +37,7 @@ def references() -> dict[str, Path]:
 
 
 @pytest.fixture
-def solution(request: pytest.FixtureRequest, references: dict, tmp_path_factory) -> Path:
+def script_path(request: pytest.FixtureRequest, references: dict, tmp_path_factory) -> Path:
     """The script under test: the one given with --solution, or the reference solution of this exercise."""
     if given := request.config.getoption("solution"):
         return (request.config.invocation_params.dir / given).resolve()
@@ -47,20 +46,3 @@ def solution(request: pytest.FixtureRequest, references: dict, tmp_path_factory)
         assert exercise in EXERCISES, f"{exercise} is missing from EXERCISES in workshop/reference.py"
         references[exercise] = build_reference(exercise, tmp_path_factory.mktemp(exercise))
     return references[exercise]
-
-
-@pytest.fixture
-def make_agent(solution: Path, scripted_api, tmp_path, monkeypatch):
-    """Load a fresh copy of the script under test, working in tmp_path, with extra environment set."""
-    monkeypatch.chdir(tmp_path)
-
-    def make(**env):
-        for name, value in env.items():
-            monkeypatch.setenv(name, str(value))
-        return load_script(solution)
-    return make
-
-
-@pytest.fixture
-def agent(make_agent):
-    return make_agent()

@@ -72,11 +72,11 @@ def test_a_damaged_file_is_reported_to_the_user_and_the_session_goes_on(scripted
     assert saved(tmp_path) == {"items": PLAN}  # the next accepted update replaces the damaged file
 
 
-def test_the_file_is_in_the_folder_given_with_workdir(scripted_api, solution, tmp_path):
+def test_the_file_is_in_the_folder_given_with_workdir(scripted_api, script_path, tmp_path):
     project = tmp_path / "project"
     save(project, {"items": PLAN})
     scripted_api.play({"turns": [{"tool_calls": [todo(PLAN[:1])]}, {"text": "Ok."}]})
-    done = run_file(solution, "--workdir", str(project), "go on", cwd=tmp_path)
+    done = run_file(script_path, "--workdir", str(project), "go on", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert PLAN_SUMMARY in first_message_text(scripted_api)
     assert saved(project) == {"items": PLAN[:1]} and not (tmp_path / ".agent").exists()
