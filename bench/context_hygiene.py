@@ -73,7 +73,7 @@ def largest_main_request(api: ScriptedAPI, version: str, scenario: dict) -> int:
 def main() -> None:
     previous = "v2" if "v2" in VERSIONS else "v1"
     api = ScriptedAPI()
-    os.environ.update(ANTHROPIC_BASE_URL=api.start(), ANTHROPIC_API_KEY="bench")
+    os.environ.update(api.client_env("bench"))
     with tempfile.TemporaryDirectory() as workdir:
         os.chdir(workdir)
         paths = write_project(Path(workdir))

@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=50)
     args = parser.parse_args()
     api = ScriptedAPI()
-    os.environ.update(ANTHROPIC_BASE_URL=api.start(), ANTHROPIC_API_KEY="bench", MAX_ROUNDS=str(args.rounds + 5))
+    os.environ.update(api.client_env("bench"), MAX_ROUNDS=str(args.rounds + 5))
     with tempfile.TemporaryDirectory() as workdir:
         os.chdir(workdir)
         agent = load_agent(args.version)

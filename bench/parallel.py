@@ -49,7 +49,7 @@ def wall_time(api: ScriptedAPI, subagents: int) -> float:
 
 def main() -> None:
     api = ScriptedAPI()
-    os.environ.update(ANTHROPIC_BASE_URL=api.start(), ANTHROPIC_API_KEY="bench")
+    os.environ.update(api.client_env("bench"))
     with tempfile.TemporaryDirectory() as workdir:
         os.chdir(workdir)
         one = wall_time(api, 1)

@@ -27,7 +27,7 @@ def run_demo(version: str, workdir: Path) -> int:
         (workdir / name).parent.mkdir(parents=True, exist_ok=True)
         (workdir / name).write_text(content, encoding="utf-8")
     api = ScriptedAPI()
-    env = {**os.environ, "ANTHROPIC_BASE_URL": api.start(), "ANTHROPIC_API_KEY": "offline-demo",
+    env = {**os.environ, **api.client_env("offline-demo"),
            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     api.play(scenario)
     print(f"[offline demo: a scripted model plays {version}_demo.yaml; this is not Claude]", flush=True)

@@ -24,9 +24,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def _scripted_server() -> Iterator[ScriptedAPI]:
     """Start the server and point every SDK client created during the session at it."""
     api = ScriptedAPI()
-    saved = {name: os.environ.get(name) for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
-    os.environ["ANTHROPIC_BASE_URL"] = api.start()
-    os.environ["ANTHROPIC_API_KEY"] = "test-key-scripted"
+    env = api.client_env("test-key-scripted")
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
     yield api
     api.stop()
     for name, value in saved.items():

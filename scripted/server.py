@@ -40,6 +40,7 @@ content. Other top-level keys (`name`, `task`, ...) are left for the reader.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import deque
@@ -259,6 +260,14 @@ class ScriptedAPI:
             self._httpd.api = self
             threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def client_env(self, api_key: str = "scripted") -> dict[str, str]:
+        """Environment variables that point an SDK client (in this process or a child) at this server.
+        NO_PROXY keeps a proxy set for the real network (HTTP_PROXY, ALL_PROXY) from catching loopback traffic."""
+        no_proxy = ",".join(filter(None, [os.environ.get("NO_PROXY") or os.environ.get("no_proxy"),
+                                          "127.0.0.1", "localhost"]))
+        return {"ANTHROPIC_BASE_URL": self.start(), "ANTHROPIC_API_KEY": api_key,
+                "NO_PROXY": no_proxy, "no_proxy": no_proxy}
 
     def stop(self) -> None:
         if self._httpd is not None:
