@@ -72,6 +72,8 @@ SYSTEM = ("You are a coding agent working in the user's current directory. Act w
           "describing what you would do: read before you edit, keep changes small, run what you write to check it. "
           "Tool results may be cut to fit the context; the cut says how to get the rest. "
           "When the task is done, reply with a short summary and call no tool.")
+if not os.environ.get("ANTHROPIC_BASE_URL"):  # set but empty, e.g. by a blank line in .env: use the default
+    os.environ.pop("ANTHROPIC_BASE_URL", None)
 client = anthropic.Anthropic()  # reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
 # --8<-- [end:config]
 

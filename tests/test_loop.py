@@ -52,6 +52,11 @@ def test_an_empty_reply_is_not_kept_so_the_next_request_stays_valid(scripted_api
     assert [message["role"] for message in history] == ["user", "assistant"]
 
 
+def test_an_empty_base_url_means_the_default_endpoint(make_agent, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "")  # as a blank `ANTHROPIC_BASE_URL=` line in .env leaves it
+    assert str(make_agent().client.base_url).startswith("https://api.anthropic.com")
+
+
 def test_max_tokens_with_a_cut_call_does_not_run_it_and_keeps_history_valid(scripted_api, agent, tmp_path, capsys):
     scripted_api.play(SCENARIOS / "max_tokens_mid_call.yaml")
     history = []
