@@ -129,7 +129,7 @@ def wait_or_stop(proc: subprocess.Popen, out) -> str:
     deadline, problem = time.monotonic() + BASH_TIMEOUT, ""
     try:
         while proc.poll() is None and not problem:
-            time.sleep(0.005)
+            time.sleep(0.001)  # short: most commands end within milliseconds
             if time.monotonic() > deadline:
                 problem = f"timed out after {BASH_TIMEOUT} s and was stopped"
             elif os.fstat(out.fileno()).st_size > BASH_OUTPUT_LIMIT:
