@@ -21,17 +21,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-GENERATED = ROOT / ".generated"
-SCENARIOS = ROOT / "scripted" / "scenarios"
+from scripted import ROOT
+from scripted import SCRIPTS as VERSIONS
+from scripted.demo import SCENARIOS
 
-# The ladder, in order: each script adds one mechanism to the one before.
-VERSIONS = {
-    "v1": "v1_basic.py",
-    "v2": "v2_planning.py",
-    "v3": "v3_subagents.py",
-    "v4": "v4_skills.py",
-}
+GENERATED = ROOT / ".generated"
 
 
 # -- diffs between consecutive versions ---------------------------------------

@@ -13,11 +13,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scripted import ROOT, SCRIPTS
 from scripted.server import ScriptedAPI, load_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
-SCRIPTS = {"v1": "v1_basic.py", "v2": "v2_planning.py", "v3": "v3_subagents.py", "v4": "v4_skills.py"}
 
 
 def run_demo(version: str, workdir: Path) -> int:

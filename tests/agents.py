@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = {"v1": "v1_basic.py", "v2": "v2_planning.py", "v3": "v3_subagents.py", "v4": "v4_skills.py"}
+from scripted import ROOT, SCRIPTS
+
 VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists()]
 
 
@@ -45,3 +45,17 @@ def run_file(path: Path, *args: str, env: dict | None = None, cwd: Path | None =
     full_env = {key: value for key, value in full_env.items() if value is not None}
     return subprocess.run([sys.executable, str(path), *args], capture_output=True,
                           input=input_text, text=True, env=full_env, cwd=cwd, timeout=timeout)
+
+
+def results_sent(api) -> list[dict]:
+    """What the model got back last: the content of the last request's last user message."""
+    return api.requests[-1].body["messages"][-1]["content"]
+
+
+def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
+    """Let the scripted model call one tool; return the tool_result it gets back."""
+    api.play({"turns": [{"tool_calls": [{"name": name, "input": tool_input, **flags}]}, {"text": "done"}]})
+    assert agent.run_turn([], "go") == 0
+    (result,) = results_sent(api)
+    assert result["type"] == "tool_result"
+    return result

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, run_script
+from tests.agents import ROOT, SCRIPTS, results_sent, run_script
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -93,5 +93,5 @@ def test_ctrl_c_mid_tool_returns_to_the_prompt_with_history_intact(scripted_api,
     out, err = proc.communicate("never mind\nq\n", timeout=20)
     assert proc.returncode == 0, err
     assert "interrupted" in err and "Stopped. What next?" in out
-    results = scripted_api.requests[-1].body["messages"][-1]["content"]
+    results = results_sent(scripted_api)
     assert results[0]["is_error"] and results[-1] == {"type": "text", "text": "never mind"}

@@ -16,11 +16,13 @@ from urllib.parse import urljoin
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from scripted import ROOT
+from scripted import SCRIPTS as VERSION_SCRIPTS
+
 DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
 SITE = ROOT / "site"
 GENERATED = ROOT / ".generated"
-SCRIPTS = ["v1_basic.py", "v2_planning.py", "v3_subagents.py", "v4_skills.py"]
+SCRIPTS = list(VERSION_SCRIPTS.values())
 PAGES = sorted(path.relative_to(DOCS["en"]).as_posix() for path in DOCS["en"].rglob("*.md"))
 
 SNIPPET = re.compile(r'^\s*-+8<-+\s+"([^"]+)"\s*$')  # --8<-- "v1_basic.py:loop"

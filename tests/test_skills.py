@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import ROOT, run_script, versions_from
-from tests.test_tools import call_tool
+from tests.agents import ROOT, call_tool, results_sent, run_script, versions_from
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v4"))
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -202,7 +201,7 @@ def test_asking_for_a_skill_that_does_not_exist_is_an_error_naming_the_real_ones
     agent.install_skills(agent.load_skills([skills_root]))
     scripted_api.play(SCENARIOS / "skills_unknown_name.yaml")
     assert agent.run_turn([], "deploy it") == 0
-    (result,) = scripted_api.requests[-1].body["messages"][-1]["content"]
+    (result,) = results_sent(scripted_api)
     assert result["is_error"]
     assert "invalid input for Skill (name): 'deploy-to-prod' is not one of ['commit-message', 'review-diff']" \
         in result["content"]

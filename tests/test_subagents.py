@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import versions_from
+from tests.agents import results_sent, versions_from
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v3"))
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -35,7 +35,7 @@ def child_requests(api) -> list:
 
 def task_results(api) -> list[dict]:
     """The tool_results in the main agent's last request: what it got back from its calls."""
-    return [block for block in api.requests[-1].body["messages"][-1]["content"] if block["type"] == "tool_result"]
+    return [block for block in results_sent(api) if block["type"] == "tool_result"]
 
 
 def files(folder: Path) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import versions_from
+from tests.agents import call_tool, results_sent, versions_from
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v2"))
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -30,11 +30,7 @@ def bash(command: str = "true") -> dict:
 
 
 def call_todo(api, agent, items, **flags) -> dict:
-    """Let the scripted model call todo once; return the tool_result it gets back."""
-    api.play({"turns": [{"tool_calls": [todo(items, **flags)]}, {"text": "ok"}]})
-    assert agent.run_turn([], "go") == 0
-    (result,) = api.requests[-1].body["messages"][-1]["content"]
-    return result
+    return call_tool(api, agent, "todo", {"items": items}, **flags)
 
 
 def reminders_in(message: dict) -> list[str]:
@@ -114,7 +110,7 @@ def test_a_list_that_breaks_a_rule_is_rejected_and_the_previous_list_stays(scrip
     scripted_api.play({"turns": [{"tool_calls": [todo(PLAN)]}, {"tool_calls": [todo(items, **flags)]},
                                  {"text": "ok"}]})
     assert agent.run_turn([], "go") == 0
-    (result,) = scripted_api.requests[-1].body["messages"][-1]["content"]
+    (result,) = results_sent(scripted_api)
     assert result["is_error"] and expected in result["content"]
     assert len(result["content"]) < 400  # names the rule and the item; never echoes the whole list
     if not flags:  # the rules TodoList checks; the schema's own errors come from v1's run_tool
@@ -151,7 +147,7 @@ def test_open_items_untouched_for_n_rounds_bring_a_reminder_and_not_before(scrip
     scripted_api.play(SCENARIOS / "todo_silent_rounds.yaml")
     assert agent.run_turn([], "speed up the report") == 0
     assert open_todo_reminder_after_each_round(scripted_api) == [False] * 11 + [True]
-    *results, reminder = scripted_api.requests[-1].body["messages"][-1]["content"]
+    *results, reminder = results_sent(scripted_api)
     assert [block["type"] for block in results] == ["tool_result"]  # the API wants the results first
     assert reminder["text"].startswith("<reminder>") and "0/2 done; in progress: Finding the slow query" in reminder["text"]
 

@@ -8,14 +8,7 @@ import os
 
 import pytest
 
-def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
-    """Let the scripted model call one tool; return the tool_result it gets back."""
-    api.play({"turns": [{"tool_calls": [{"name": name, "input": tool_input, **flags}]}, {"text": "done"}]})
-    assert agent.run_turn([], "go") == 0
-    (result,) = api.requests[-1].body["messages"][-1]["content"]
-    assert result["type"] == "tool_result"
-    return result
-
+from tests.agents import call_tool
 
 # -- bash --
 def test_bash_returns_stdout_stderr_and_exit_code(scripted_api, agent):

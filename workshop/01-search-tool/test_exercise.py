@@ -5,12 +5,11 @@ request, exactly as the model would receive it.
 """
 import pytest
 
+from tests.agents import call_tool
+
 def search(api, agent, **tool_input) -> dict:
     """Let the scripted model call search once; return the tool_result it gets back."""
-    api.play({"turns": [{"tool_calls": [{"name": "search", "input": tool_input}]}, {"text": "Found it."}]})
-    assert agent.run_turn([], "where is main?") == 0
-    (result,) = api.requests[-1].body["messages"][-1]["content"]
-    return result
+    return call_tool(api, agent, "search", tool_input)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ module-level state (the TODO list) starts empty, just as when a user starts the 
 """
 import json
 
-from tests.agents import run_file
+from tests.agents import results_sent, run_file
 
 def item(content: str, status: str = "pending", active_form: str | None = None) -> dict:
     return {"content": content, "status": status, "activeForm": active_form or f"Doing: {content}"}
@@ -54,7 +54,7 @@ def test_a_saved_list_is_restored_when_a_session_starts_and_the_model_is_told(sc
                                  {"text": "Ok."}]})
     assert agent.run_turn([], "go on") == 0
     assert PLAN_SUMMARY in first_message_text(scripted_api)  # the model learns what it had planned...
-    (rejected,) = scripted_api.requests[-1].body["messages"][-1]["content"]
+    (rejected,) = results_sent(scripted_api)
     assert f"Your previous list is kept ({PLAN_SUMMARY})" in rejected["content"]  # ...and the list is really there
 
 

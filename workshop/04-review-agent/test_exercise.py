@@ -6,6 +6,8 @@ and what came back to the main agent.
 """
 import pytest
 
+from tests.agents import results_sent
+
 READ_ONLY_TOOLS = {"read_only_bash", "read_file"}
 APP = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
 FINDING = "app.py:2: [medium] average([]) divides by zero - return 0.0, or raise a clear error, for an empty list"
@@ -26,7 +28,7 @@ def child_requests(api) -> list:
 
 
 def task_result(api) -> dict:
-    (result,) = api.requests[-1].body["messages"][-1]["content"]
+    (result,) = results_sent(api)
     return result
 
 

@@ -6,6 +6,8 @@ what reaches the main agent shows the cut.
 """
 import pytest
 
+from tests.agents import results_sent
+
 MODES = ["summary", "detailed", "full"]
 HUGE_REPORT = "".join(f"src/module_{n}.py:{n}: a finding worth a line\n" for n in range(2000))  # ~90,000 characters
 
@@ -27,7 +29,7 @@ def child_request(api):
 
 
 def task_result(api) -> dict:
-    (result,) = api.requests[-1].body["messages"][-1]["content"]
+    (result,) = results_sent(api)
     return result
 
 

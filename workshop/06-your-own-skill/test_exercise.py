@@ -6,7 +6,7 @@ does what Claude would: it sees the catalogue, loads your skill, and reads a fil
 """
 import re
 
-from tests.agents import ROOT
+from tests.agents import ROOT, results_sent
 
 SHIPPED = {path.name for path in (ROOT / "skills").iterdir() if path.is_dir()}
 MENTIONED_FILE = re.compile(r"\b(?:references|assets|scripts)/[\w./-]*\w")  # references/sections.md, ...
@@ -40,7 +40,7 @@ def test_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_api, ag
                                  {"text": "I know how to do it now."}]})
     assert agent.run_turn([], "a task your skill is for") == 0
     system = scripted_api.requests[0].body["system"]
-    results = scripted_api.requests[-1].body["messages"][-1]["content"]
+    results = results_sent(scripted_api)
     for (name, skill), result in zip(own.items(), results, strict=True):
         assert f"\n- {name}: " in system
         assert not result["is_error"] and f'<skill_content name="{name}">\n{skill.body}\n</skill_content>' in \
