@@ -12,7 +12,11 @@ changes nothing. The user sees the plan each time it changes: [ ] pending, [>] i
 Two reminders keep the plan in use: one in the session's first message, and one when open items have gone
 untouched for TODO_REMINDER_ROUNDS rounds of tool calls.
 
-Run `python v2_planning.py --help` for usage, `python -m scripted.demo v2` for an offline demo.
+Environment, also read from a .env file: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
+Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits MAX_TOKENS (8000 per reply),
+MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per command).
+Interactive session: q, exit or Ctrl-D leaves; Ctrl-C stops the current turn and keeps the history.
+No API key? `python -m scripted.demo v2` runs this script offline, against a scripted model.
 """
 import argparse
 import json
@@ -27,17 +31,16 @@ from pathlib import Path
 import anthropic
 import jsonschema
 
-# --8<-- [start:config] configuration: environment variables, optionally from a .env file
-def load_dotenv(path: Path) -> None:
-    """Copy KEY=VALUE lines of a .env file into the environment; real environment variables win."""
-    if path.is_file():
+# -- config -- environment variables, optionally from a .env file
+def load_dotenv(*paths: Path) -> None:
+    """Copy KEY=VALUE lines of .env files into the environment; the environment, then earlier files, win."""
+    for path in filter(Path.is_file, paths):
         for line in path.read_text(encoding="utf-8").splitlines():
             key, sep, value = line.strip().partition("=")
             if sep and not key.startswith("#"):
                 os.environ.setdefault(key.strip(), value.strip().strip("'\""))
 
-load_dotenv(Path.cwd() / ".env")
-load_dotenv(Path(__file__).resolve().parent / ".env")
+load_dotenv(Path.cwd() / ".env", Path(__file__).resolve().parent / ".env")
 MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5")
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 8000))  # per model reply
 MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per user turn, so a runaway loop stops
@@ -50,12 +53,9 @@ SYSTEM = ("You are a coding agent working in the user's current directory. Act w
           "describing what you would do: read before you edit, keep changes small, run what you write to check it. "
           "Tool results may be cut to fit the context; the cut says how to get the rest. "
           "When the task is done, reply with a short summary and call no tool.")
-if not os.environ.get("ANTHROPIC_BASE_URL"):  # set but empty, e.g. by a blank line in .env: use the default
-    os.environ.pop("ANTHROPIC_BASE_URL", None)
-client = anthropic.Anthropic()  # reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
-# --8<-- [end:config]
+client = anthropic.Anthropic(base_url=os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
 
-# --8<-- [start:tools] tool schemas: what the model sees
+# -- tools -- tool schemas: what the model sees
 TOOLS = [  # paths are relative to the work directory; additionalProperties: False turns a typo into an error
     {"name": "bash", "description": "Run a shell command in the work directory. Returns stdout and stderr "
      f"together, then the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow it with grep or head.",
@@ -76,9 +76,8 @@ TOOLS = [  # paths are relative to the work directory; additionalProperties: Fal
          "path": {"type": "string"}, "old_text": {"type": "string", "minLength": 1}, "new_text": {"type": "string"}},
          "required": ["path", "old_text", "new_text"], "additionalProperties": False}},
 ]
-# --8<-- [end:tools]
 
-# --8<-- [start:handlers] tool handlers: what each tool does
+# -- handlers -- tool handlers: what each tool does
 class ToolError(Exception):
     """A failure the model can read and fix, such as a bad path or an ambiguous edit."""
 
@@ -145,9 +144,8 @@ def edit_file(path: str, old_text: str, new_text: str) -> str:
     return f"edited {path}"
 
 TOOL_HANDLERS = {"bash": run_bash, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
-# --8<-- [end:handlers]
 
-# --8<-- [start:budget] the context budget: one limit for every tool result, enforced where results are sent
+# -- budget -- the context budget: one limit for every tool result, enforced where results are sent
 def clip(text: str, budget: int = TOOL_RESULT_BUDGET) -> str:
     """Keep the head and the tail of an over-long result; say in the middle what was cut and how to get it."""
     if len(text) <= budget:
@@ -158,9 +156,8 @@ def clip(text: str, budget: int = TOOL_RESULT_BUDGET) -> str:
     return (f"{head}\n\n[... {len(cut):,} of {len(text):,} characters ({cut.count(chr(10)):,} lines) cut here to "
             "fit the context budget. Ask for less at a time: read_file with offset and limit, or narrow the "
             f"command with grep, head, tail or sed -n ...]\n\n{tail}")
-# --8<-- [end:budget]
 
-# --8<-- [start:dispatch] running tool calls: every failure becomes a result the model can read
+# -- dispatch -- running tool calls: every failure becomes a result the model can read
 def error_result(tool_use_id: str, message: str) -> dict:
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message, "is_error": True}
 
@@ -192,9 +189,8 @@ def answer_tool_calls(messages: list, calls: list, tools: list, show) -> None:
         results += [error_result(call.id, "interrupted by the user before this call finished")
                     for call in calls[len(results):]]
         messages.append({"role": "user", "content": results})
-# --8<-- [end:dispatch]
 
-# --8<-- [start:todo] planning: a todo list the model rewrites, checked against rules, kept in mind by reminders
+# -- todo -- planning: a todo list the model rewrites, checked against rules, kept in mind by reminders
 TODO_LIMIT = 20  # items in one list; a longer plan is too fine-grained to keep current
 TODO_REMINDER_ROUNDS = 10  # rounds of tool calls without a todo call, while items are open, before a reminder
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}  # each status, as the user sees it
@@ -310,9 +306,8 @@ def remind_of_open_todos(messages: list, calls: list, tools: list) -> None:
             f"<reminder>You have not updated the todo list for {TODO_REMINDER_ROUNDS} rounds of tool calls, and it "
             f"has open items ({TODO.summary()}). Mark what you finished completed and what you work on in_progress; "
             "if the plan changed, rewrite it.</reminder>")})
-# --8<-- [end:todo]
 
-# --8<-- [start:model] talking to the model, and showing the user what happens
+# -- model -- talking to the model, and showing the user what happens
 COLOR = sys.stdout.isatty() and "NO_COLOR" not in os.environ
 DIM, CYAN, RED, RESET = ("\033[2m", "\033[36m", "\033[31m", "\033[0m") if COLOR else ("", "", "", "")
 
@@ -340,9 +335,8 @@ def call_model(messages: list, system: str, tools: list, show) -> anthropic.type
     show("usage", f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
                   f"cache read {usage.cache_read_input_tokens or 0:,}")
     return response
-# --8<-- [end:model]
 
-# --8<-- [start:loop] the agent loop
+# -- loop -- the agent loop
 class AgentStopped(Exception):
     """The turn ended without a finished answer: the round cap, max_tokens, or a refusal."""
 
@@ -366,9 +360,8 @@ def agent_loop(messages: list, system: str, tools: list, max_rounds: int = MAX_R
         elif response.stop_reason != "pause_turn":  # pause_turn: send the history back and the model resumes
             return "".join(block.text for block in response.content if block.type == "text")
     raise AgentStopped(f"no final answer after {max_rounds} model calls (MAX_ROUNDS); say how to go on")
-# --8<-- [end:loop]
 
-# --8<-- [start:cli] the command line: one task, or an interactive session
+# -- cli -- the command line: one task, or an interactive session
 API_ERRORS = [  # (SDK exception, what the user should do), most specific first
     (anthropic.AuthenticationError, "the API rejected the key (401): check ANTHROPIC_API_KEY"),
     (anthropic.APIConnectionError, "could not reach the API at {url}: check ANTHROPIC_BASE_URL and your network"),
@@ -403,14 +396,8 @@ def run_turn(messages: list, text: str) -> int:
         return 130
     return 1
 
-HELP = """environment (also read from a .env file): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-  Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits MAX_TOKENS (8000 per reply),
-  MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per command).
-interactive session: q, exit or Ctrl-D leaves; Ctrl-C stops the current turn and keeps the history."""
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("task", nargs="*", help="run this one task and exit (0 on success); none: interactive")
     parser.add_argument("--workdir", default=".", help="folder the tools work in (default: the current one)")
     args = parser.parse_args()
@@ -436,4 +423,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-# --8<-- [end:cli]

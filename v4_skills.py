@@ -27,7 +27,12 @@ New in v4: skills. Skills come from skills/ beside this script, .agents/skills/ 
 and --skills-dir; a later folder wins a name. Loading one never changes the system prompt or the tools, so the
 cached prefix stays valid. Subagents get no Skill tool.
 
-Run `python v4_skills.py --help` for usage, `python -m scripted.demo v4` for an offline demo.
+Environment, also read from a .env file: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
+Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits MAX_TOKENS (8000 per reply),
+MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per command).
+Subagents: SUBAGENT_MAX_ROUNDS (25 model calls per subagent).
+Interactive session: q, exit or Ctrl-D leaves; Ctrl-C stops the current turn and keeps the history.
+No API key? `python -m scripted.demo v4` runs this script offline, against a scripted model.
 """
 import argparse
 import json
@@ -49,17 +54,16 @@ import anthropic
 import jsonschema
 import yaml
 
-# --8<-- [start:config] configuration: environment variables, optionally from a .env file
-def load_dotenv(path: Path) -> None:
-    """Copy KEY=VALUE lines of a .env file into the environment; real environment variables win."""
-    if path.is_file():
+# -- config -- environment variables, optionally from a .env file
+def load_dotenv(*paths: Path) -> None:
+    """Copy KEY=VALUE lines of .env files into the environment; the environment, then earlier files, win."""
+    for path in filter(Path.is_file, paths):
         for line in path.read_text(encoding="utf-8").splitlines():
             key, sep, value = line.strip().partition("=")
             if sep and not key.startswith("#"):
                 os.environ.setdefault(key.strip(), value.strip().strip("'\""))
 
-load_dotenv(Path.cwd() / ".env")
-load_dotenv(Path(__file__).resolve().parent / ".env")
+load_dotenv(Path.cwd() / ".env", Path(__file__).resolve().parent / ".env")
 MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5")
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 8000))  # per model reply
 MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per user turn, so a runaway loop stops
@@ -72,12 +76,9 @@ SYSTEM = ("You are a coding agent working in the user's current directory. Act w
           "describing what you would do: read before you edit, keep changes small, run what you write to check it. "
           "Tool results may be cut to fit the context; the cut says how to get the rest. "
           "When the task is done, reply with a short summary and call no tool.")
-if not os.environ.get("ANTHROPIC_BASE_URL"):  # set but empty, e.g. by a blank line in .env: use the default
-    os.environ.pop("ANTHROPIC_BASE_URL", None)
-client = anthropic.Anthropic()  # reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
-# --8<-- [end:config]
+client = anthropic.Anthropic(base_url=os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
 
-# --8<-- [start:tools] tool schemas: what the model sees
+# -- tools -- tool schemas: what the model sees
 TOOLS = [  # paths are relative to the work directory; additionalProperties: False turns a typo into an error
     {"name": "bash", "description": "Run a shell command in the work directory. Returns stdout and stderr "
      f"together, then the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow it with grep or head.",
@@ -98,9 +99,8 @@ TOOLS = [  # paths are relative to the work directory; additionalProperties: Fal
          "path": {"type": "string"}, "old_text": {"type": "string", "minLength": 1}, "new_text": {"type": "string"}},
          "required": ["path", "old_text", "new_text"], "additionalProperties": False}},
 ]
-# --8<-- [end:tools]
 
-# --8<-- [start:handlers] tool handlers: what each tool does
+# -- handlers -- tool handlers: what each tool does
 class ToolError(Exception):
     """A failure the model can read and fix, such as a bad path or an ambiguous edit."""
 
@@ -167,9 +167,8 @@ def edit_file(path: str, old_text: str, new_text: str) -> str:
     return f"edited {path}"
 
 TOOL_HANDLERS = {"bash": run_bash, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
-# --8<-- [end:handlers]
 
-# --8<-- [start:budget] the context budget: one limit for every tool result, enforced where results are sent
+# -- budget -- the context budget: one limit for every tool result, enforced where results are sent
 def clip(text: str, budget: int = TOOL_RESULT_BUDGET) -> str:
     """Keep the head and the tail of an over-long result; say in the middle what was cut and how to get it."""
     if len(text) <= budget:
@@ -180,9 +179,8 @@ def clip(text: str, budget: int = TOOL_RESULT_BUDGET) -> str:
     return (f"{head}\n\n[... {len(cut):,} of {len(text):,} characters ({cut.count(chr(10)):,} lines) cut here to "
             "fit the context budget. Ask for less at a time: read_file with offset and limit, or narrow the "
             f"command with grep, head, tail or sed -n ...]\n\n{tail}")
-# --8<-- [end:budget]
 
-# --8<-- [start:dispatch] running tool calls: every failure becomes a result the model can read
+# -- dispatch -- running tool calls: every failure becomes a result the model can read
 def error_result(tool_use_id: str, message: str) -> dict:
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message, "is_error": True}
 
@@ -215,9 +213,8 @@ def answer_tool_calls(messages: list, calls: list, tools: list, show) -> None:
         results += [error_result(call.id, "interrupted by the user before this call finished")
                     for call in calls[len(results):]]
         messages.append({"role": "user", "content": results})
-# --8<-- [end:dispatch]
 
-# --8<-- [start:todo] planning: a todo list the model rewrites, checked against rules, kept in mind by reminders
+# -- todo -- planning: a todo list the model rewrites, checked against rules, kept in mind by reminders
 TODO_LIMIT = 20  # items in one list; a longer plan is too fine-grained to keep current
 TODO_REMINDER_ROUNDS = 10  # rounds of tool calls without a todo call, while items are open, before a reminder
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}  # each status, as the user sees it
@@ -333,9 +330,8 @@ def remind_of_open_todos(messages: list, calls: list, tools: list) -> None:
             f"<reminder>You have not updated the todo list for {TODO_REMINDER_ROUNDS} rounds of tool calls, and it "
             f"has open items ({TODO.summary()}). Mark what you finished completed and what you work on in_progress; "
             "if the plan changed, rewrite it.</reminder>")})
-# --8<-- [end:todo]
 
-# --8<-- [start:agent_types] subagent types: plain data, each with its own tools and system prompt
+# -- agent_types -- subagent types: plain data, each with its own tools and system prompt
 SUBAGENT_MAX_ROUNDS = int(os.environ.get("SUBAGENT_MAX_ROUNDS", 25))  # model calls per subagent
 REPORT_BUDGET = 3000  # characters a subagent's report may have; the tool result still goes through clip()
 REPORT_RULES = ("You are a subagent: another agent gave you this task and sees nothing of your work but your final "
@@ -372,9 +368,8 @@ TASK_TOOL = {"name": "Task", "description": (
         "agent_type": {"type": "string", "enum": list(AGENT_TYPES)}},
         "required": ["description", "prompt", "agent_type"], "additionalProperties": False}}
 TOOLS.append(TASK_TOOL)
-# --8<-- [end:agent_types]
 
-# --8<-- [start:subagent] running a subagent: a fresh history, its own tools, only the report comes back
+# -- subagent -- running a subagent: a fresh history, its own tools, only the report comes back
 def run_subagent(description: str, prompt: str, agent_type: str) -> str:
     """The Task tool: run the same loop on the prompt alone and return only the final text."""
     spec = AGENT_TYPES[agent_type]
@@ -399,9 +394,8 @@ def last_words(messages: list) -> str:
     return f"\nIts last message:\n{texts[-1][:REPORT_BUDGET]}" if texts else ""
 
 TOOL_HANDLERS["Task"] = run_subagent
-# --8<-- [end:subagent]
 
-# --8<-- [start:read_only] a read-only shell for explore and plan: parse the command, check every word
+# -- read_only -- a read-only shell for explore and plan: parse the command, check every word
 READ_ONLY_COMMANDS = {  # command: its options that write files, run programs or never end; those are refused
     "ls": [], "cat": [], "head": [], "tail": ["-f", "-F", "--follow"], "wc": [], "grep": [], "cut": [],
     "sort": ["-o", "--output", "--compress-program"], "uniq": [], "diff": [], "file": ["-C", "--compile"],
@@ -485,9 +479,8 @@ def run_read_only_bash(command: str) -> str:
     return run_bash(" | ".join(shlex.join(argv) for argv in pipeline))
 
 TOOL_HANDLERS["read_only_bash"] = run_read_only_bash
-# --8<-- [end:read_only]
 
-# --8<-- [start:parallel] parallel Task calls, and one status line per subagent
+# -- parallel -- parallel Task calls, and one status line per subagent
 PARALLEL_SUBAGENTS = 4  # subagents running at once; more Task calls wait for a free place
 PROGRESS_TICK = 0.2  # seconds between redraws of the status lines on a terminal
 
@@ -590,9 +583,8 @@ def run_tasks(calls: list, tools: list, show) -> dict:
         raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-# --8<-- [end:parallel]
 
-# --8<-- [start:skills] skills: folders of instructions, listed in the system prompt, loaded when needed
+# -- skills -- skills: folders of instructions, listed in the system prompt, loaded when needed
 REPO_SKILLS = Path(__file__).resolve().parent / "skills"  # beside the script, wherever it is run from
 # SKILLS_DIR holds folders separated by os.pathsep; resolved now, so relative to where the script was started
 SKILLS_DIR = [Path(folder).resolve() for folder in os.environ.get("SKILLS_DIR", "").split(os.pathsep) if folder]
@@ -756,9 +748,8 @@ def readable_path(path: str) -> Path:
     return safe_path(path)
 
 TOOL_HANDLERS["Skill"] = activate_skill  # offered to the model only when install_skills() added its schema
-# --8<-- [end:skills]
 
-# --8<-- [start:model] talking to the model, and showing the user what happens
+# -- model -- talking to the model, and showing the user what happens
 COLOR = sys.stdout.isatty() and "NO_COLOR" not in os.environ
 DIM, CYAN, RED, RESET = ("\033[2m", "\033[36m", "\033[31m", "\033[0m") if COLOR else ("", "", "", "")
 
@@ -786,9 +777,8 @@ def call_model(messages: list, system: str, tools: list, show) -> anthropic.type
     show("usage", f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
                   f"cache read {usage.cache_read_input_tokens or 0:,}")
     return response
-# --8<-- [end:model]
 
-# --8<-- [start:loop] the agent loop
+# -- loop -- the agent loop
 class AgentStopped(Exception):
     """The turn ended without a finished answer: the round cap, max_tokens, or a refusal."""
 
@@ -812,9 +802,8 @@ def agent_loop(messages: list, system: str, tools: list, max_rounds: int = MAX_R
         elif response.stop_reason != "pause_turn":  # pause_turn: send the history back and the model resumes
             return "".join(block.text for block in response.content if block.type == "text")
     raise AgentStopped(f"no final answer after {max_rounds} model calls (MAX_ROUNDS); say how to go on")
-# --8<-- [end:loop]
 
-# --8<-- [start:cli] the command line: one task, or an interactive session
+# -- cli -- the command line: one task, or an interactive session
 API_ERRORS = [  # (SDK exception, what the user should do), most specific first
     (anthropic.AuthenticationError, "the API rejected the key (401): check ANTHROPIC_API_KEY"),
     (anthropic.APIConnectionError, "could not reach the API at {url}: check ANTHROPIC_BASE_URL and your network"),
@@ -849,15 +838,8 @@ def run_turn(messages: list, text: str) -> int:
         return 130
     return 1
 
-HELP = """environment (also read from a .env file): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-  Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits MAX_TOKENS (8000 per reply),
-  MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per command).
-  Subagents: SUBAGENT_MAX_ROUNDS (25 model calls per subagent).
-interactive session: q, exit or Ctrl-D leaves; Ctrl-C stops the current turn and keeps the history."""
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("task", nargs="*", help="run this one task and exit (0 on success); none: interactive")
     parser.add_argument("--workdir", default=".", help="folder the tools work in (default: the current one)")
     parser.add_argument("--skills-dir", action="append", default=[], metavar="FOLDER",
@@ -887,4 +869,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-# --8<-- [end:cli]

@@ -1,12 +1,18 @@
-"""The pages' generated material: diffs between versions and demo transcripts.
+"""The pages' generated material: script sections, diffs between versions, demo transcripts.
 
 Nobody writes these by hand. `python -m docsgen` makes them from the real files
 before every build, so a page can never show a stale copy, and writes them to
 .generated/ (git-ignored), which pymdownx.snippets searches beside the
 repository root:
 
-    --8<-- "diffs/v1-to-v2.diff"     unified diff of v1_basic.py -> v2_planning.py
-    --8<-- "transcripts/v1.txt"      what `python -m scripted.demo v1` prints
+    --8<-- "sections/v1_basic/loop.py"   one section of v1_basic.py (see below)
+    --8<-- "diffs/v1-to-v2.diff"         unified diff of v1_basic.py -> v2_planning.py
+    --8<-- "transcripts/v1.txt"          what `python -m scripted.demo v1` prints
+
+A section of a script starts at a heading comment such as
+`# -- loop -- the agent loop` and runs to the next one (the last, to the end of
+the file). The heading itself is left out: the page has its own. One line per
+section, and no end marker, keeps the scripts as short as their code.
 
 Only what can exist is made: a diff for each consecutive pair whose two
 scripts exist, a transcript for each version whose script and demo scenario
@@ -16,6 +22,7 @@ runs with check_paths: true.
 
 import difflib
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +33,28 @@ from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS
 
 GENERATED = ROOT / ".generated"
+SECTION_HEADING = re.compile(r"^# -- ([a-z_]+) -- ")  # `# -- loop -- the agent loop` starts the section "loop"
+
+
+# -- sections of the scripts ------------------------------------------------------
+
+def script_sections(script: Path) -> dict[str, str]:
+    """Each section of a script by name: the lines after its heading, up to the next heading, blank ends trimmed."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in script.read_text(encoding="utf-8").splitlines():
+        if heading := SECTION_HEADING.match(line):
+            current = heading[1]
+            if current in sections:
+                raise ValueError(f"{script.name} has two sections named {current!r}")
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    return {name: "\n".join(lines).strip("\n") + "\n" for name, lines in sections.items()}
+
+
+def section_path(script: str, name: str) -> Path:
+    return GENERATED / "sections" / Path(script).stem / f"{name}.py"
 
 
 # -- diffs between consecutive versions ---------------------------------------
@@ -92,6 +121,10 @@ def transcript_path(version: str) -> Path:
 def expected_files() -> dict[Path, str]:
     """Every generated file with the content it must have now."""
     files = {}
+    for script in VERSIONS.values():
+        if (ROOT / script).exists():
+            for name, code in script_sections(ROOT / script).items():
+                files[section_path(script, name)] = code
     for old, new in diff_pairs():
         files[diff_path(old, new)] = version_diff(ROOT / VERSIONS[old], ROOT / VERSIONS[new])
     versions = demo_versions()
@@ -101,23 +134,17 @@ def expected_files() -> dict[Path, str]:
     return files
 
 
-def escape_snippet_notation(text: str) -> str:
-    """Keep lines such as `# --8<-- [start:todo]` visible on the page.
-
-    pymdownx.snippets drops section markers from what it includes, and a diff
-    between versions has some. A ';' before the marker tells snippets to show
-    the line as it is; snippets removes the ';' when it includes the file.
-    """
-    return text.replace("--8<--", ";--8<--")
-
-
 def write_all() -> None:
     """Make .generated/ hold exactly the files expected now, and nothing else."""
     files = expected_files()
     for path in GENERATED.rglob("*"):
-        if path.is_file() and path not in files:
-            path.unlink()  # e.g. a diff for a pair that no longer exists
+        if path.is_file() and path not in files and not path.name.endswith(".partial"):
+            path.unlink(missing_ok=True)  # e.g. a diff for a pair that no longer exists
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        # newline="": "\n" on Windows too, so a diff stays byte for byte what difflib made
-        path.write_text(escape_snippet_notation(text), encoding="utf-8", newline="")
+        # Written beside, then swapped in: a build running at the same time (the tests run in parallel) reads
+        # the old file or the new one, never half of one. newline="": "\n" on Windows too, so a diff stays
+        # byte for byte what difflib made.
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(text, encoding="utf-8", newline="")
+        partial.replace(path)

@@ -16,16 +16,16 @@ from urllib.parse import urljoin
 
 import pytest
 
+from docsgen.generated import SECTION_HEADING, script_sections
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
 
 DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
-SITE = ROOT / "site"
 GENERATED = ROOT / ".generated"
 SCRIPTS = list(VERSION_SCRIPTS.values())
 PAGES = sorted(path.relative_to(DOCS["en"]).as_posix() for path in DOCS["en"].rglob("*.md"))
 
-SNIPPET = re.compile(r'^\s*-+8<-+\s+"([^"]+)"\s*$')  # --8<-- "v1_basic.py:loop"
+SNIPPET = re.compile(r'^\s*-+8<-+\s+"([^"]+)"\s*$')  # --8<-- "sections/v1_basic/loop.py"
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
 # What a fenced block may hold, by language. Everything else is refused, so a new language is a decision.
 SNIPPETS_ONLY = {"python", "py", "pycon", "diff", "text"}  # code, diffs and transcripts come from files
@@ -94,25 +94,54 @@ def test_code_blocks_are_included_from_files_not_pasted(page):
         code = [line for line in body if line.strip()]
         if fence_language in SNIPPETS_ONLY:
             pasted = [line for line in code if not SNIPPET.match(line)]
-            assert not pasted, f"a ```{fence_language} block must only include files (--8<-- \"FILE:SECTION\"): {pasted}"
+            assert not pasted, f"a ```{fence_language} block must only include files (--8<-- \"FILE\"): {pasted}"
         elif fence_language in SHELL:
             assert len(code) <= SHELL_MAX_LINES, f"a ```{fence_language} block is for a few commands: {code}"
         else:
             assert fence_language in FREE, f"```{fence_language or '(no language)'} blocks are not expected: {code}"
 
 
+# -- sections of the scripts -----------------------------------------------------------------------------------
+
+def section_names(script: str) -> list[str]:
+    return [match[1] for line in (ROOT / script).read_text(encoding="utf-8").splitlines()
+            if (match := SECTION_HEADING.match(line))]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_sections_of_a_script_hold_every_line_after_its_first_heading(script):
+    lines = (ROOT / script).read_text(encoding="utf-8").splitlines()
+    first = next(number for number, line in enumerate(lines) if SECTION_HEADING.match(line))
+    code = [line for line in lines[first:] if line.strip() and not SECTION_HEADING.match(line)]
+    sections = script_sections(ROOT / script)
+    assert list(sections) == section_names(script)
+    assert [line for text in sections.values() for line in text.splitlines() if line.strip()] == code
+    assert all(text == text.strip("\n") + "\n" for text in sections.values())  # no blank first or last line
+
+
+@pytest.mark.parametrize("old, new", list(zip(SCRIPTS, SCRIPTS[1:], strict=False)))
+def test_a_version_keeps_the_sections_of_the_one_before_in_the_same_order(old, new):
+    kept = [name for name in section_names(new) if name in section_names(old)]
+    assert kept == section_names(old), f"{new} lost or moved a section of {old}"
+
+
 # -- the build -------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def built_site():
-    """Run the one build command, strict, both languages."""
+def built_site(tmp_path_factory):
+    """Run the one build command, strict, both languages, into a folder of this test process's own.
+
+    Under pytest-xdist each worker builds once; a site of its own keeps one build from emptying the folder
+    another is reading. The generated includes are shared, and docsgen swaps each one in whole.
+    """
     for package in ("mkdocs", "material", "pymdownx"):
         if importlib.util.find_spec(package) is None:
             pytest.skip(f"{package} is not installed (pip install -r requirements-dev.txt)")
-    result = subprocess.run([sys.executable, "-m", "docsgen"], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    site = tmp_path_factory.mktemp("site")
+    result = subprocess.run([sys.executable, "-m", "docsgen", "--site-dir", str(site)], cwd=ROOT,
+                            capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 0, f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
-    return SITE
+    return site
 
 
 def html_of(site: Path, language: str, page: str) -> str:
@@ -158,7 +187,7 @@ def test_the_generated_diff_is_the_diff_of_the_current_files(built_site, old, ne
         fromfile=old, tofile=new))
     name = f"diffs/{old[:2]}-to-{new[:2]}.diff"
     stored = (GENERATED / name).read_text(encoding="utf-8")
-    assert stored.replace(";--8<--", "--8<--") == expected  # stored with snippet notation escaped
+    assert stored == expected
     for language, page in [(language, page) for language in DOCS for page in PAGES]:
         if f'"{name}"' in "\n".join(read_page(language, page)):
             shown = code_blocks(html_of(built_site, language, page))
