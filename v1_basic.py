@@ -15,6 +15,7 @@ No API key? `python -m scripted.demo v1` runs this script offline, against a scr
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -130,11 +131,13 @@ def write_file(path: str, content: str) -> str:
 
 def edit_file(path: str, old_text: str, new_text: str) -> str:
     target = safe_path(path)
-    text = target.read_text(encoding="utf-8")
-    if (matches := text.count(old_text)) != 1:
+    text = target.read_bytes().decode("utf-8")  # bytes, not read_text(): \r\n line endings stay as they are
+    if "\r\n" in text and "\r\n" not in old_text:  # the model saw the lines without their \r
+        old_text, new_text = old_text.replace("\n", "\r\n"), new_text.replace("\n", "\r\n")
+    if (matches := len(re.findall(f"(?={re.escape(old_text)})", text))) != 1:  # overlapping ones count too
         hint = "read the file and copy the text exactly" if matches == 0 else "add nearby lines so it matches one"
         raise ToolError(f"old_text matches {matches} places in {path}; {hint}")
-    target.write_text(text.replace(old_text, new_text), encoding="utf-8")
+    target.write_text(text.replace(old_text, new_text), encoding="utf-8", newline="")
     return f"edited {path}"
 
 TOOL_HANDLERS = {"bash": run_bash, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
@@ -165,7 +168,8 @@ def run_tool(call, tools: list, show) -> dict:
         output, is_error = TOOL_HANDLERS[call.name](**call.input), False
     except jsonschema.ValidationError as exc:
         where = "/".join(str(part) for part in exc.absolute_path) or "input"
-        output, is_error = f"invalid input for {call.name} ({where}): {exc.message}", True
+        problem = exc.message if len(exc.message) < 300 else f"breaks the rule {exc.validator}: {exc.validator_value!r}"
+        output, is_error = f"invalid input for {call.name} ({where}): {problem}", True
     except ToolError as exc:
         output, is_error = str(exc), True
     except Exception as exc:  # noqa: BLE001 - a failing tool must not end the session; the model reads why
@@ -194,8 +198,9 @@ def print_event(kind: str, text: str) -> None:
         print(text, end="", flush=True)
     elif kind in ("result", "error"):
         lines = text.strip().splitlines() or ["(no output)"]
+        first = re.sub(r"[\x00-\x08\x0b-\x1f\x7f\x9b]", "?", lines[0][:100])  # no escape codes from files
         more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        print(f"  {RED if kind == 'error' else DIM}{lines[0][:100]}{more}{RESET}", flush=True)
+        print(f"  {RED if kind == 'error' else DIM}{first}{more}{RESET}", flush=True)
     else:
         print(f"{CYAN}> {text[:100]}{RESET}" if kind == "tool" else f"{DIM}  [{text}]{RESET}", flush=True)
 
@@ -266,6 +271,8 @@ def run_turn(messages: list, text: str) -> int:
         print(f"\n[stopped: {exc}]", file=sys.stderr)
     except anthropic.APIError as exc:
         print(f"\n[error: {explain_api_error(exc)}]", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the history stays valid
+        print(f"\n[error: {type(exc).__name__}: {exc}]", file=sys.stderr)
     except KeyboardInterrupt:
         print("\n[interrupted: the turn stopped here; your conversation is kept]", file=sys.stderr)
         return 130

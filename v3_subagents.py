@@ -30,6 +30,7 @@ No API key? `python -m scripted.demo v3` runs this script offline, against a scr
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -149,11 +150,13 @@ def write_file(path: str, content: str) -> str:
 
 def edit_file(path: str, old_text: str, new_text: str) -> str:
     target = safe_path(path)
-    text = target.read_text(encoding="utf-8")
-    if (matches := text.count(old_text)) != 1:
+    text = target.read_bytes().decode("utf-8")  # bytes, not read_text(): \r\n line endings stay as they are
+    if "\r\n" in text and "\r\n" not in old_text:  # the model saw the lines without their \r
+        old_text, new_text = old_text.replace("\n", "\r\n"), new_text.replace("\n", "\r\n")
+    if (matches := len(re.findall(f"(?={re.escape(old_text)})", text))) != 1:  # overlapping ones count too
         hint = "read the file and copy the text exactly" if matches == 0 else "add nearby lines so it matches one"
         raise ToolError(f"old_text matches {matches} places in {path}; {hint}")
-    target.write_text(text.replace(old_text, new_text), encoding="utf-8")
+    target.write_text(text.replace(old_text, new_text), encoding="utf-8", newline="")
     return f"edited {path}"
 
 TOOL_HANDLERS = {"bash": run_bash, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
@@ -184,7 +187,8 @@ def run_tool(call, tools: list, show) -> dict:
         output, is_error = TOOL_HANDLERS[call.name](**call.input), False
     except jsonschema.ValidationError as exc:
         where = "/".join(str(part) for part in exc.absolute_path) or "input"
-        output, is_error = f"invalid input for {call.name} ({where}): {exc.message}", True
+        problem = exc.message if len(exc.message) < 300 else f"breaks the rule {exc.validator}: {exc.validator_value!r}"
+        output, is_error = f"invalid input for {call.name} ({where}): {problem}", True
     except ToolError as exc:
         output, is_error = str(exc), True
     except Exception as exc:  # noqa: BLE001 - a failing tool must not end the session; the model reads why
@@ -354,7 +358,7 @@ TASK_TOOL = {"name": "Task", "description": (
     + "\n".join(f"- {name}: {spec['use_for']}" for name, spec in AGENT_TYPES.items())),
     "input_schema": {"type": "object", "properties": {
         "description": {"type": "string", "description": "3-5 words, shown to the user while the subagent works"},
-        "prompt": {"type": "string", "minLength": 1, "description": "the whole task, self-contained"},
+        "prompt": {"type": "string", "pattern": "\\S", "description": "the whole task, self-contained"},
         "agent_type": {"type": "string", "enum": list(AGENT_TYPES)}},
         "required": ["description", "prompt", "agent_type"], "additionalProperties": False}}
 TOOLS.append(TASK_TOOL)
@@ -375,13 +379,16 @@ def run_subagent(description: str, prompt: str, agent_type: str) -> str:
                         "Try again with a smaller task, or do it yourself.") from None
     finally:
         BOARD.finish(status, outcome)
-    return report or f"(the {agent_type} subagent finished without writing a report)"
+    return report if report.strip() else f"(the {agent_type} subagent finished without writing a report)"
 
 def last_words(messages: list) -> str:
     """The subagent's last text, so that a run that failed still hands back what it had found."""
     texts = [block.text for message in messages if message["role"] == "assistant"
              for block in message["content"] if block.type == "text"]
-    return f"\nIts last message:\n{texts[-1][:REPORT_BUDGET]}" if texts else ""
+    if not texts:
+        return ""
+    cut = f" (the first {REPORT_BUDGET:,} of its {len(texts[-1]):,} characters)" if len(texts[-1]) > REPORT_BUDGET else ""
+    return f"\nIts last message{cut}:\n{texts[-1][:REPORT_BUDGET]}"
 
 TOOL_HANDLERS["Task"] = run_subagent
 
@@ -446,8 +453,11 @@ def check_read_only(argv: list[str]) -> None:
     for word in argv[1:]:
         if option := refused_option(word, READ_ONLY_COMMANDS[name]):
             raise ToolError(f"refused: {name} {option} writes files, runs a program or never ends")
-    if name == "uniq" and len([word for word in argv[1:] if not word.startswith("-")]) > 1:
-        raise ToolError("refused: uniq writes into its second file name; give it one file, or pipe into it")
+    if name == "uniq":  # its second file name is where it writes; "-" and every word after "--" are names too
+        end = argv.index("--") if "--" in argv else len(argv)
+        names = [word for word in argv[1:end] if word == "-" or not word.startswith("-")] + argv[end + 1:]
+        if len(names) > 1:
+            raise ToolError("refused: uniq writes into its second file name; give it one file, or pipe into it")
 
 def refused_option(word: str, refused: list[str]) -> str | None:
     """The refused option that `word` spells, also abbreviated (--out=f) or grouped with others (-ro f)."""
@@ -466,7 +476,8 @@ def refused_option(word: str, refused: list[str]) -> str | None:
 def run_read_only_bash(command: str) -> str:
     pipeline = parse_read_only(command)
     # Run exactly the words that were checked: quoted again, no shell can turn them into globs or substitutions.
-    return run_bash(" | ".join(shlex.join(argv) for argv in pipeline))
+    # GIT_OPTIONAL_LOCKS=0: without it, git status refreshes the index, which is a write.
+    return run_bash("export GIT_OPTIONAL_LOCKS=0; " + " | ".join(shlex.join(argv) for argv in pipeline))
 
 TOOL_HANDLERS["read_only_bash"] = run_read_only_bash
 
@@ -584,8 +595,9 @@ def print_event(kind: str, text: str) -> None:
         print(text, end="", flush=True)
     elif kind in ("result", "error"):
         lines = text.strip().splitlines() or ["(no output)"]
+        first = re.sub(r"[\x00-\x08\x0b-\x1f\x7f\x9b]", "?", lines[0][:100])  # no escape codes from files
         more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        print(f"  {RED if kind == 'error' else DIM}{lines[0][:100]}{more}{RESET}", flush=True)
+        print(f"  {RED if kind == 'error' else DIM}{first}{more}{RESET}", flush=True)
     else:
         print(f"{CYAN}> {text[:100]}{RESET}" if kind == "tool" else f"{DIM}  [{text}]{RESET}", flush=True)
 
@@ -658,6 +670,8 @@ def run_turn(messages: list, text: str) -> int:
         print(f"\n[stopped: {exc}]", file=sys.stderr)
     except anthropic.APIError as exc:
         print(f"\n[error: {explain_api_error(exc)}]", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the history stays valid
+        print(f"\n[error: {type(exc).__name__}: {exc}]", file=sys.stderr)
     except KeyboardInterrupt:
         print("\n[interrupted: the turn stopped here; your conversation is kept]", file=sys.stderr)
         return 130

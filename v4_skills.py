@@ -159,11 +159,13 @@ def write_file(path: str, content: str) -> str:
 
 def edit_file(path: str, old_text: str, new_text: str) -> str:
     target = safe_path(path)
-    text = target.read_text(encoding="utf-8")
-    if (matches := text.count(old_text)) != 1:
+    text = target.read_bytes().decode("utf-8")  # bytes, not read_text(): \r\n line endings stay as they are
+    if "\r\n" in text and "\r\n" not in old_text:  # the model saw the lines without their \r
+        old_text, new_text = old_text.replace("\n", "\r\n"), new_text.replace("\n", "\r\n")
+    if (matches := len(re.findall(f"(?={re.escape(old_text)})", text))) != 1:  # overlapping ones count too
         hint = "read the file and copy the text exactly" if matches == 0 else "add nearby lines so it matches one"
         raise ToolError(f"old_text matches {matches} places in {path}; {hint}")
-    target.write_text(text.replace(old_text, new_text), encoding="utf-8")
+    target.write_text(text.replace(old_text, new_text), encoding="utf-8", newline="")
     return f"edited {path}"
 
 TOOL_HANDLERS = {"bash": run_bash, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
@@ -194,7 +196,8 @@ def run_tool(call, tools: list, show) -> dict:
         output, is_error = TOOL_HANDLERS[call.name](**call.input), False
     except jsonschema.ValidationError as exc:
         where = "/".join(str(part) for part in exc.absolute_path) or "input"
-        output, is_error = f"invalid input for {call.name} ({where}): {exc.message}", True
+        problem = exc.message if len(exc.message) < 300 else f"breaks the rule {exc.validator}: {exc.validator_value!r}"
+        output, is_error = f"invalid input for {call.name} ({where}): {problem}", True
     except ToolError as exc:
         output, is_error = str(exc), True
     except Exception as exc:  # noqa: BLE001 - a failing tool must not end the session; the model reads why
@@ -364,7 +367,7 @@ TASK_TOOL = {"name": "Task", "description": (
     + "\n".join(f"- {name}: {spec['use_for']}" for name, spec in AGENT_TYPES.items())),
     "input_schema": {"type": "object", "properties": {
         "description": {"type": "string", "description": "3-5 words, shown to the user while the subagent works"},
-        "prompt": {"type": "string", "minLength": 1, "description": "the whole task, self-contained"},
+        "prompt": {"type": "string", "pattern": "\\S", "description": "the whole task, self-contained"},
         "agent_type": {"type": "string", "enum": list(AGENT_TYPES)}},
         "required": ["description", "prompt", "agent_type"], "additionalProperties": False}}
 TOOLS.append(TASK_TOOL)
@@ -385,13 +388,16 @@ def run_subagent(description: str, prompt: str, agent_type: str) -> str:
                         "Try again with a smaller task, or do it yourself.") from None
     finally:
         BOARD.finish(status, outcome)
-    return report or f"(the {agent_type} subagent finished without writing a report)"
+    return report if report.strip() else f"(the {agent_type} subagent finished without writing a report)"
 
 def last_words(messages: list) -> str:
     """The subagent's last text, so that a run that failed still hands back what it had found."""
     texts = [block.text for message in messages if message["role"] == "assistant"
              for block in message["content"] if block.type == "text"]
-    return f"\nIts last message:\n{texts[-1][:REPORT_BUDGET]}" if texts else ""
+    if not texts:
+        return ""
+    cut = f" (the first {REPORT_BUDGET:,} of its {len(texts[-1]):,} characters)" if len(texts[-1]) > REPORT_BUDGET else ""
+    return f"\nIts last message{cut}:\n{texts[-1][:REPORT_BUDGET]}"
 
 TOOL_HANDLERS["Task"] = run_subagent
 
@@ -456,8 +462,11 @@ def check_read_only(argv: list[str]) -> None:
     for word in argv[1:]:
         if option := refused_option(word, READ_ONLY_COMMANDS[name]):
             raise ToolError(f"refused: {name} {option} writes files, runs a program or never ends")
-    if name == "uniq" and len([word for word in argv[1:] if not word.startswith("-")]) > 1:
-        raise ToolError("refused: uniq writes into its second file name; give it one file, or pipe into it")
+    if name == "uniq":  # its second file name is where it writes; "-" and every word after "--" are names too
+        end = argv.index("--") if "--" in argv else len(argv)
+        names = [word for word in argv[1:end] if word == "-" or not word.startswith("-")] + argv[end + 1:]
+        if len(names) > 1:
+            raise ToolError("refused: uniq writes into its second file name; give it one file, or pipe into it")
 
 def refused_option(word: str, refused: list[str]) -> str | None:
     """The refused option that `word` spells, also abbreviated (--out=f) or grouped with others (-ro f)."""
@@ -476,7 +485,8 @@ def refused_option(word: str, refused: list[str]) -> str | None:
 def run_read_only_bash(command: str) -> str:
     pipeline = parse_read_only(command)
     # Run exactly the words that were checked: quoted again, no shell can turn them into globs or substitutions.
-    return run_bash(" | ".join(shlex.join(argv) for argv in pipeline))
+    # GIT_OPTIONAL_LOCKS=0: without it, git status refreshes the index, which is a write.
+    return run_bash("export GIT_OPTIONAL_LOCKS=0; " + " | ".join(shlex.join(argv) for argv in pipeline))
 
 TOOL_HANDLERS["read_only_bash"] = run_read_only_bash
 
@@ -663,6 +673,8 @@ def read_skill(skill_md: Path) -> Skill:
         mark = getattr(exc, "problem_mark", None)  # counts from the front matter's first line, the file's second
         where, problem = f" (line {mark.line + 2})" if mark else "", getattr(exc, "problem", None) or exc
         raise SkillSkipped(f"has front matter that is not valid YAML: {problem}{where}") from None
+    except (ValueError, TypeError, AttributeError, RecursionError) as exc:  # valid YAML can fail too: 2024-02-30
+        raise SkillSkipped(f"has front matter that cannot be loaded: {type(exc).__name__}: {exc}") from None
     if not isinstance(fields, dict):
         raise SkillSkipped("has front matter that is not a set of 'key: value' fields")
     description = fields.get("description")
@@ -672,6 +684,7 @@ def read_skill(skill_md: Path) -> Skill:
         warn(f"skill warning: {shown_path(skill_md.resolve())} {problem}")
     declared = fields.get("name")
     name = declared if isinstance(declared, str) and declared else skill_md.parent.name
+    name = name.encode("utf-8", errors="replace").decode("utf-8")  # a folder name need not be UTF-8; a request must
     return Skill(name, description.strip()[:DESCRIPTION_LIMIT], skill_md.parent.resolve(), body)
 
 def spec_problems(fields: dict, folder: str) -> list[str]:
@@ -720,9 +733,11 @@ def install_skills(skills: dict[str, Skill]) -> None:
     TOOLS.append(skill_tool(sorted(skills)))
 
 def resource_files(folder: Path) -> list[Path]:
-    """A skill's files besides SKILL.md: scripts/, references/, assets/ and whatever else is there, unhidden."""
+    """A skill's files besides SKILL.md: scripts/, references/, assets/ and whatever else is there, unhidden,
+    that read_file can read (a link to a file outside the folder is left out)."""
     return [path for path in sorted(folder.rglob("*")) if path.is_file() and path != folder / "SKILL.md"
-            and not any(part.startswith(".") for part in path.relative_to(folder).parts)]
+            and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+            and path.resolve().is_relative_to(folder)]
 
 def activate_skill(name: str) -> str:
     """Level 2: the instructions, then where the skill's other files are; level 3 is reading one of them."""
@@ -731,13 +746,14 @@ def activate_skill(name: str) -> str:
     listed = [f"  {path.relative_to(skill.folder).as_posix()} ({path.stat().st_size:,} bytes)"
               for path in files[:RESOURCE_LIST_LIMIT]]
     if len(files) > RESOURCE_LIST_LIMIT:
-        listed.append(f"  [{len(files) - RESOURCE_LIST_LIMIT} more; list them with bash: find {folder} -type f]")
+        listed.append(f"  [{len(files) - RESOURCE_LIST_LIMIT} more; list them with bash: find {shlex.quote(folder)} -type f]")
     files_note = (f"Its other files are not loaded; when the instructions call for one, read it with read_file at "
                   f"the folder plus the path listed, e.g. {folder}/{files[0].relative_to(skill.folder).as_posix()}"
                   if files else "It has no other files.")
-    return "\n".join([f'<skill_content name="{name}">', skill.body, "</skill_content>",
+    text = "\n".join([f'<skill_content name="{name}">', skill.body, "</skill_content>",
                       f"Skill folder: {folder} (its SKILL.md has these instructions in full, if they were cut "
                       f"above). {files_note}", *listed])
+    return text.encode("utf-8", errors="replace").decode("utf-8")  # file names need not be UTF-8; a request must
 
 def readable_path(path: str) -> Path:
     """Level 3: read_file may also read inside the folders of this session's skills, wherever they are.
@@ -759,8 +775,9 @@ def print_event(kind: str, text: str) -> None:
         print(text, end="", flush=True)
     elif kind in ("result", "error"):
         lines = text.strip().splitlines() or ["(no output)"]
+        first = re.sub(r"[\x00-\x08\x0b-\x1f\x7f\x9b]", "?", lines[0][:100])  # no escape codes from files
         more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        print(f"  {RED if kind == 'error' else DIM}{lines[0][:100]}{more}{RESET}", flush=True)
+        print(f"  {RED if kind == 'error' else DIM}{first}{more}{RESET}", flush=True)
     else:
         print(f"{CYAN}> {text[:100]}{RESET}" if kind == "tool" else f"{DIM}  [{text}]{RESET}", flush=True)
 
@@ -833,6 +850,8 @@ def run_turn(messages: list, text: str) -> int:
         print(f"\n[stopped: {exc}]", file=sys.stderr)
     except anthropic.APIError as exc:
         print(f"\n[error: {explain_api_error(exc)}]", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the history stays valid
+        print(f"\n[error: {type(exc).__name__}: {exc}]", file=sys.stderr)
     except KeyboardInterrupt:
         print("\n[interrupted: the turn stopped here; your conversation is kept]", file=sys.stderr)
         return 130

@@ -120,6 +120,15 @@ def test_bad_key_says_check_the_key_and_keeps_history(scripted_api, agent, capsy
     assert history[0]["content"][0] == {"type": "text", "text": "hi"}  # v2 on: a planning reminder may follow
 
 
+def test_an_unexpected_failure_is_one_line_and_the_session_goes_on(scripted_api, agent, capsys):
+    history = []
+    assert agent.run_turn(history, "caf\udce9") == 1  # a lone surrogate: the SDK cannot encode the request
+    assert capsys.readouterr().err.strip().startswith("[error: UnicodeEncodeError: ")
+    history.clear()  # the user starts over; nothing else broke
+    scripted_api.play({"turns": [{"text": "hello"}]})
+    assert agent.run_turn(history, "hi") == 0
+
+
 def test_unknown_model_names_model_id(scripted_api, agent, capsys):
     scripted_api.play({"turns": [{"error": {"status": 404, "message": "model: claude-nope"}}]})
     assert agent.run_turn([], "hi") == 1

@@ -104,6 +104,8 @@ CHECKS = [  # (folder, SKILL.md, the one line the user sees after the file's pat
      "has front matter that is not valid YAML: mapping values are not allowed here (line 3)", False),
     ("my-skill", "---\n- just\n- a list\n---\nbody\n", "has front matter that is not a set of 'key: value' fields",
      False),
+    ("my-skill", skill_md(extra="updated: 2024-02-30\n"),  # valid YAML, but no such date
+     "has front matter that cannot be loaded: ValueError: day is out of range for month", False),
     ("my-skill", "---\nname: my-skill\n---\nbody\n",
      "has no description; the model needs one to know when to use the skill", False),
     ("my-skill", skill_md(description='""'), "has no description; the model needs one to know when to use the skill",
@@ -184,6 +186,37 @@ def test_skill_returns_the_body_and_lists_the_other_files_without_their_contents
     assert result["content"].endswith(
         "\n  assets/template.txt (0 bytes)\n  references/guide.md (1,234 bytes)\n  scripts/run.sh (5 bytes)")
     assert "ggg" not in result["content"] and "junk" not in result["content"]
+
+
+def test_the_file_list_holds_only_what_read_file_can_read_and_names_that_are_not_utf8(scripted_api, agent,
+                                                                                     skills_root, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside") / "secret.md"
+    outside.write_text("a secret")
+    folder = write_skill(skills_root, "my-skill", skill_md(), {"references/guide.md": "g"})
+    (folder / "references" / "linked.md").symlink_to(outside)  # listed, read_file would refuse it
+    Path(os.fsdecode(os.fsencode(folder / "references") + b"/caf\xe9.md")).write_text("x")
+    agent.install_skills(agent.load_skills([skills_root]))
+    content = call_tool(scripted_api, agent, "Skill", {"name": "my-skill"})["content"]
+    assert content.endswith("\n  references/caf?.md (1 bytes)\n  references/guide.md (1 bytes)")
+    assert "linked.md" not in content
+
+
+def test_a_folder_name_that_is_not_utf8_still_makes_a_valid_request(scripted_api, version, tmp_path, skills_root):
+    folder = Path(os.fsdecode(os.fsencode(skills_root) + b"/caf\xe9"))
+    write_skill(folder.parent, folder.name, skill_md(name=None))  # no name: the folder's name is used
+    scripted_api.play({"turns": [{"text": "ok"}]})
+    done = run_script(version, "--workdir", str(tmp_path), "--skills-dir", str(skills_root), "hi")
+    assert done.returncode == 0, done.stderr
+    assert "\n- caf?: Does one thing." in scripted_api.requests[0].body["system"]
+
+
+def test_the_find_hint_for_a_crowded_skill_quotes_its_folder(scripted_api, agent, tmp_path_factory):
+    skills_root = tmp_path_factory.mktemp("my skills").resolve()
+    files = {f"references/{number:03}.md": "x" for number in range(agent.RESOURCE_LIST_LIMIT + 5)}
+    folder = write_skill(skills_root, "my-skill", skill_md(), files)
+    agent.install_skills(agent.load_skills([skills_root]))
+    content = call_tool(scripted_api, agent, "Skill", {"name": "my-skill"})["content"]
+    assert f"[5 more; list them with bash: find '{folder}' -type f]" in content
 
 
 def test_a_huge_skill_body_is_cut_to_the_budget_and_the_file_list_survives(scripted_api, agent, skills_root):

@@ -5,7 +5,9 @@ the subagent's prompt (every prompt here starts with a word such as CHILD:). So 
 each side sent: what the subagent was given, and what came back to the main agent.
 """
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -139,6 +141,10 @@ def read_only_result(api, agent, command: str) -> dict:
     ("sort -ro f a.txt", "sort -o"),
     ("sort --out=f a.txt", "sort --output"),
     ("uniq a.txt f", "uniq writes into its second file name"),
+    ("uniq - a.txt", "uniq writes into its second file name"),  # "-" is standard input: a.txt is the output
+    ("uniq -c - a.txt", "uniq writes into its second file name"),
+    ("uniq -- a.txt -x", "uniq writes into its second file name"),  # after --, -x is a file name
+    ("cat a.txt | uniq - b.txt", "uniq writes into its second file name"),
     ("git diff --output=f", "git diff --output"),
     ("cat 'a.txt", "cannot parse the command"),
     ("| wc -l", "an empty command"),
@@ -169,7 +175,41 @@ def test_read_only_bash_runs_read_commands(scripted_api, agent, tmp_path, comman
     assert files(tmp_path) == before
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_read_only_git_status_leaves_the_index_alone(scripted_api, agent, tmp_path):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    (tmp_path / "a.txt").write_text("alpha\n")
+    for command in (["git", "init", "-q"], ["git", "add", "a.txt"], ["git", "commit", "-qm", "one"]):
+        subprocess.run(command, cwd=tmp_path, env=env, check=True)
+    os.utime(tmp_path / "a.txt", (1, 1))  # a changed timestamp: git status would refresh the index for it
+    before = files(tmp_path)
+    assert "nothing to commit" in read_only_result(scripted_api, agent, "git status")["content"]
+    assert files(tmp_path) == before
+
+
 # -- limits and failures: a subagent's trouble becomes an error result, never a crash --
+def test_a_blank_prompt_is_refused_before_any_subagent_starts(scripted_api, agent):
+    scripted_api.play({"turns": [{"tool_calls": [{**task(prompt=" \n "), "invalid": True}]}, {"text": "Main agent done."}]})
+    assert agent.run_turn([], "go") == 0
+    (result,) = task_results(scripted_api)
+    assert result["is_error"] and result["content"].startswith("invalid input for Task (prompt)")
+    assert child_requests(scripted_api) == []
+
+
+def test_a_blank_report_is_reported_as_no_report(scripted_api, agent):
+    scripted_api.play(delegate([{"text": "  \n "}]))
+    assert agent.run_turn([], "go") == 0
+    (result,) = task_results(scripted_api)
+    assert result["content"] == "(the explore subagent finished without writing a report)"
+
+
+def test_the_last_words_of_a_failed_subagent_say_when_they_are_cut(scripted_api, make_agent):
+    agent = make_agent(SUBAGENT_MAX_ROUNDS=1)
+    scripted_api.play(delegate([{"text": "x" * 10_000, "tool_calls": [{"name": "read_only_bash", "input": {"command": "ls"}}]}]))
+    assert agent.run_turn([], "go") == 0
+    (result,) = task_results(scripted_api)
+    assert f"Its last message (the first {agent.REPORT_BUDGET:,} of its 10,000 characters):" in result["content"]
 def test_the_subagent_round_cap_ends_it_with_an_error_that_keeps_its_last_words(scripted_api, make_agent, capsys):
     agent = make_agent(SUBAGENT_MAX_ROUNDS=2)
     scripted_api.play(delegate([{"text": "Still looking in src/.", "repeat": 2,

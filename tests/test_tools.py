@@ -103,6 +103,20 @@ def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, 
     assert (tmp_path / "a.py").read_text() == text
 
 
+def test_edit_file_counts_overlapping_matches(scripted_api, agent, tmp_path):
+    (tmp_path / "a.js").write_text("}\n}\n}\n")  # "}\n}\n" is there twice, sharing the middle line
+    result = call_tool(scripted_api, agent, "edit_file", {"path": "a.js", "old_text": "}\n}\n", "new_text": "]\n"})
+    assert result["is_error"] and "matches 2 places" in result["content"]
+    assert (tmp_path / "a.js").read_text() == "}\n}\n}\n"
+
+
+def test_edit_file_keeps_windows_line_endings(scripted_api, agent, tmp_path):
+    (tmp_path / "win.txt").write_bytes(b"alpha\r\nbeta\r\ngamma\r\n")
+    edit = {"path": "win.txt", "old_text": "beta\ngamma", "new_text": "BETA\nGAMMA"}  # as read_file shows the lines
+    assert not call_tool(scripted_api, agent, "edit_file", edit)["is_error"]
+    assert (tmp_path / "win.txt").read_bytes() == b"alpha\r\nBETA\r\nGAMMA\r\n"
+
+
 # -- the work directory is a fence --
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/hostname", "sub/../../outside.txt", "link/secret.txt"])
 @pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("write_file", {"content": "x"}),
@@ -131,6 +145,18 @@ def test_malformed_tool_calls_come_back_as_errors_the_model_can_act_on(scripted_
     result = call_tool(scripted_api, agent, name, tool_input, invalid=True)
     assert result["is_error"]
     assert expected in result["content"]
+
+
+def test_a_huge_wrong_value_is_not_echoed_back(scripted_api, agent):
+    result = call_tool(scripted_api, agent, "bash", {"command": ["echo " + "x" * 20_000]}, invalid=True)
+    assert result["is_error"] and len(result["content"]) < 300
+    assert result["content"] == "invalid input for bash (command): breaks the rule type: 'string'"
+
+
+def test_the_terminal_gets_no_escape_codes_from_a_result(scripted_api, agent, capsys):
+    call_tool(scripted_api, agent, "bash", {"command": r"printf '\033]0;title\007\033[2Jcleared'"})
+    shown = capsys.readouterr().out
+    assert "\033" not in shown and "\007" not in shown and "?]0;title??[2Jcleared" in shown
 
 
 # -- the context budget --
