@@ -215,7 +215,7 @@ TOOLS.append(
          "required": ["items"], "additionalProperties": False}})  # no maxItems: TodoList says which rule, briefly
 
 def shorten(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())  # one line, whatever the model sent
+    text = re.sub(r"[\x00-\x1f\x7f\x9b]", "?", " ".join(text.split()))  # one line, and no escape codes
     return text if len(text) <= width else text[:width - 1] + "…"
 
 class TodoList:

@@ -238,7 +238,7 @@ TOOLS.append(
          "required": ["items"], "additionalProperties": False}})  # no maxItems: TodoList says which rule, briefly
 
 def shorten(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())  # one line, whatever the model sent
+    text = re.sub(r"[\x00-\x1f\x7f\x9b]", "?", " ".join(text.split()))  # one line, and no escape codes
     return text if len(text) <= width else text[:width - 1] + "…"
 
 class TodoList:
@@ -497,7 +497,7 @@ PROGRESS_TICK = 0.2  # seconds between redraws of the status lines on a terminal
 class Status:
     """One subagent as the user sees it: a label, a count of its tool calls, a clock."""
     def __init__(self, agent_type: str, description: str) -> None:
-        self.label = f"[{agent_type}] {' '.join(description.split())[:60]}"
+        self.label = f"[{agent_type}] {shorten(description)}"  # shorten(): one line, no escape codes
         self.tools, self.started, self.cancelled = 0, time.monotonic(), False
 
     def show(self, kind: str, text: str) -> None:

@@ -77,6 +77,12 @@ def test_the_summary_says_what_is_next_or_that_all_is_done(scripted_api, agent, 
     assert shown in capsys.readouterr().out
 
 
+def test_the_plan_on_screen_has_no_escape_codes(scripted_api, agent, capsys):
+    call_todo(scripted_api, agent, [item("\x1b[2JWipe the screen", "in_progress", "\x1b]0;title\x07Retitling")])
+    shown = capsys.readouterr().out
+    assert "\x1b" not in shown and "[>] ?[2JWipe the screen (?]0;title?Retitling)" in shown
+
+
 def test_twenty_items_are_accepted_and_the_result_stays_one_short_line(scripted_api, agent, capsys):
     items = [item(f"Step {n}: " + "a long description " * 20, "completed" if n < 5 else "pending")
              for n in range(1, 21)]
