@@ -138,8 +138,8 @@ def write_file(path: str, content: str) -> str:
 def edit_file(path: str, old_text: str, new_text: str) -> str:
     target = safe_path(path)
     text = target.read_bytes().decode("utf-8")  # bytes, not read_text(): \r\n line endings stay as they are
-    if "\r\n" in text and "\r\n" not in old_text:  # the model saw the lines without their \r
-        old_text, new_text = old_text.replace("\n", "\r\n"), new_text.replace("\n", "\r\n")
+    if "\r\n" in text and old_text not in text:  # read_file showed the lines without their \r
+        old_text, new_text = (part.replace("\r\n", "\n").replace("\n", "\r\n") for part in (old_text, new_text))
     if (matches := len(re.findall(f"(?={re.escape(old_text)})", text))) != 1:  # overlapping ones count too
         hint = "read the file and copy the text exactly" if matches == 0 else "add nearby lines so it matches one"
         raise ToolError(f"old_text matches {matches} places in {path}; {hint}")
@@ -388,6 +388,7 @@ def add_user_message(messages: list, text: str) -> None:
 
 def run_turn(messages: list, text: str) -> int:
     """One user turn. Failures print one line and leave the history valid. Returns an exit code."""
+    before = [{**message, "content": message["content"][:]} for message in messages]  # to undo a broken turn
     add_user_message(messages, text)
     try:
         agent_loop(messages, SYSTEM, TOOLS)
@@ -396,8 +397,9 @@ def run_turn(messages: list, text: str) -> int:
         print(f"\n[stopped: {exc}]", file=sys.stderr)
     except anthropic.APIError as exc:
         print(f"\n[error: {explain_api_error(exc)}]", file=sys.stderr)
-    except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the history stays valid
-        print(f"\n[error: {type(exc).__name__}: {exc}]", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - a bug must not end the session, nor break the next turn
+        messages[:] = before
+        print(f"\n[error: {type(exc).__name__}: {exc}; this turn is not kept in the history]", file=sys.stderr)
     except KeyboardInterrupt:
         print("\n[interrupted: the turn stopped here; your conversation is kept]", file=sys.stderr)
         return 130

@@ -120,11 +120,18 @@ def test_bad_key_says_check_the_key_and_keeps_history(scripted_api, agent, capsy
     assert history[0]["content"][0] == {"type": "text", "text": "hi"}  # v2 on: a planning reminder may follow
 
 
-def test_an_unexpected_failure_is_one_line_and_the_session_goes_on(scripted_api, agent, capsys):
-    history = []
+@pytest.mark.parametrize("earlier", [
+    [],
+    [{"role": "user", "content": [{"type": "text", "text": "first"}]}, {"role": "assistant", "content": "ok"}],
+    [{"role": "user", "content": [{"type": "text", "text": "first"}]},  # a turn stopped after its tool result:
+     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
+     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}],  # the text joins it
+])
+def test_an_unexpected_failure_is_one_line_and_drops_only_that_turn(scripted_api, agent, capsys, earlier):
+    history = [{**message, "content": message["content"][:]} for message in earlier]
     assert agent.run_turn(history, "caf\udce9") == 1  # a lone surrogate: the SDK cannot encode the request
     assert capsys.readouterr().err.strip().startswith("[error: UnicodeEncodeError: ")
-    history.clear()  # the user starts over; nothing else broke
+    assert history == earlier
     scripted_api.play({"turns": [{"text": "hello"}]})
     assert agent.run_turn(history, "hi") == 0
 

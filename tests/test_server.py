@@ -135,8 +135,10 @@ def test_latency_lets_parallel_requests_overlap(scripted_api, client):
     scripted_api.play({"turns": [{"text": "Slow.", "latency": 2}, {"text": "Quick."}]})
     slow = threading.Thread(target=ask, args=(client, "Hi."))
     slow.start()
-    while not scripted_api.requests:  # the slow request has arrived and holds the first turn
+    waited = 0
+    while not scripted_api.requests and waited < 1000:  # until the slow request has arrived and holds turn one
         time.sleep(0.01)
+        waited += 1
     assert ask(client, "Hi again.").content[0].text == "Quick."
     slow.join()
     first, second = scripted_api.requests

@@ -201,7 +201,7 @@ def test_a_blank_report_is_reported_as_no_report(scripted_api, agent):
     scripted_api.play(delegate([{"text": "  \n "}]))
     assert agent.run_turn([], "go") == 0
     (result,) = task_results(scripted_api)
-    assert result["content"] == "(the explore subagent finished without writing a report)"
+    assert result["content"] == "(the explore subagent finished without a report)"
 
 
 def test_the_last_words_of_a_failed_subagent_say_when_they_are_cut(scripted_api, make_agent):
@@ -209,7 +209,7 @@ def test_the_last_words_of_a_failed_subagent_say_when_they_are_cut(scripted_api,
     scripted_api.play(delegate([{"text": "x" * 10_000, "tool_calls": [{"name": "read_only_bash", "input": {"command": "ls"}}]}]))
     assert agent.run_turn([], "go") == 0
     (result,) = task_results(scripted_api)
-    assert f"Its last message (the first {agent.REPORT_BUDGET:,} of its 10,000 characters):" in result["content"]
+    assert f"Its last message (its first {agent.REPORT_BUDGET:,} of 10,000 characters):" in result["content"]
 def test_the_subagent_round_cap_ends_it_with_an_error_that_keeps_its_last_words(scripted_api, make_agent, capsys):
     agent = make_agent(SUBAGENT_MAX_ROUNDS=2)
     scripted_api.play(delegate([{"text": "Still looking in src/.", "repeat": 2,

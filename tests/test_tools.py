@@ -110,11 +110,17 @@ def test_edit_file_counts_overlapping_matches(scripted_api, agent, tmp_path):
     assert (tmp_path / "a.js").read_text() == "}\n}\n}\n"
 
 
-def test_edit_file_keeps_windows_line_endings(scripted_api, agent, tmp_path):
-    (tmp_path / "win.txt").write_bytes(b"alpha\r\nbeta\r\ngamma\r\n")
-    edit = {"path": "win.txt", "old_text": "beta\ngamma", "new_text": "BETA\nGAMMA"}  # as read_file shows the lines
+@pytest.mark.parametrize(("before", "old_text", "new_text", "after"), [
+    (b"alpha\r\nbeta\r\ngamma\r\n", "beta\ngamma", "BETA\nGAMMA", b"alpha\r\nBETA\r\nGAMMA\r\n"),  # as read_file shows it
+    (b"alpha\r\nbeta\r\ngamma\r\n", "beta\r\ngamma", "B\r\nG", b"alpha\r\nB\r\nG\r\n"),  # sent with its \r
+    (b"alpha\r\nbeta\r\ngamma\r\n", "beta\ngamma", "B\r\nG", b"alpha\r\nB\r\nG\r\n"),  # a mix: no \r\r\n
+    (b"alpha\r\nbeta\ngamma\n", "beta\ngamma", "B\nG", b"alpha\r\nB\nG\n"),  # mixed endings: it matches as sent
+])
+def test_edit_file_keeps_windows_line_endings(scripted_api, agent, tmp_path, before, old_text, new_text, after):
+    (tmp_path / "win.txt").write_bytes(before)
+    edit = {"path": "win.txt", "old_text": old_text, "new_text": new_text}
     assert not call_tool(scripted_api, agent, "edit_file", edit)["is_error"]
-    assert (tmp_path / "win.txt").read_bytes() == b"alpha\r\nBETA\r\nGAMMA\r\n"
+    assert (tmp_path / "win.txt").read_bytes() == after
 
 
 # -- the work directory is a fence --
