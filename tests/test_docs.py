@@ -16,6 +16,11 @@ from urllib.parse import urljoin
 
 import pytest
 
+try:
+    import fcntl  # POSIX: one docs build shared by the pytest-xdist workers
+except ImportError:
+    fcntl = None
+
 from docsgen.generated import SECTION_HEADING, script_sections
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
@@ -129,18 +134,25 @@ def test_a_version_keeps_the_sections_of_the_one_before_in_the_same_order(old, n
 
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory):
-    """Run the one build command, strict, both languages, into a folder of this test process's own.
+    """Run the one build command, strict, both languages, into a folder of this test run's own.
 
-    Under pytest-xdist each worker builds once; a site of its own keeps one build from emptying the folder
-    another is reading. The generated includes are shared, and docsgen swaps each one in whole.
+    Under pytest-xdist the workers share one build: the first to get here builds while holding a lock, the
+    others wait for it and then read the same site. (docsgen swaps each generated file in whole, so even
+    two builds at once would not read each other's half-written files.)
     """
     for package in ("mkdocs", "material", "pymdownx"):
         if importlib.util.find_spec(package) is None:
             pytest.skip(f"{package} is not installed (pip install -r requirements-dev.txt)")
-    site = tmp_path_factory.mktemp("site")
-    result = subprocess.run([sys.executable, "-m", "docsgen", "--site-dir", str(site)], cwd=ROOT,
-                            capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert result.returncode == 0, f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
+    shared = os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None
+    root = tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.mktemp("docs")  # parent: per run
+    site = root / "site"
+    with open(root / "site.lock", "w") as lock:
+        if shared:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (site / "index.html").exists():
+            result = subprocess.run([sys.executable, "-m", "docsgen", "--site-dir", str(site)], cwd=ROOT,
+                                    capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+            assert result.returncode == 0, f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
     return site
 
 
