@@ -72,6 +72,7 @@ BASH_OUTPUT_LIMIT = 10_000_000  # bytes a command may write before it is stopped
 TOOL_RESULT_BUDGET = 30_000  # characters of one tool result that may enter the context
 READ_LIMIT, LINE_LIMIT = 2000, 2000  # read_file: lines per call, characters per line
 BLOCKED_COMMANDS = ["rm -rf /", "rm -rf ~", "sudo ", "mkfs", "shutdown", "reboot", "dd if=", ":(){"]
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # escape codes: never shown as they are
 SYSTEM = ("You are a coding agent working in the user's current directory. Act with your tools instead of "
           "describing what you would do: read before you edit, keep changes small, run what you write to check it. "
           "Tool results may be cut to fit the context; the cut says how to get the rest. "
@@ -238,7 +239,7 @@ TOOLS.append(
          "required": ["items"], "additionalProperties": False}})  # no maxItems: TodoList says which rule, briefly
 
 def shorten(text: str, width: int = 60) -> str:
-    text = re.sub(r"[\x00-\x1f\x7f\x9b]", "?", " ".join(text.split()))  # one line, and no escape codes
+    text = CONTROL_CHARS.sub("?", " ".join(text.split()))  # one line, and no escape codes
     return text if len(text) <= width else text[:width - 1] + "…"
 
 class TodoList:
@@ -776,9 +777,8 @@ def print_event(kind: str, text: str) -> None:
         print(text, end="", flush=True)
     elif kind in ("result", "error"):
         lines = text.strip().splitlines() or ["(no output)"]
-        first = re.sub(r"[\x00-\x08\x0b-\x1f\x7f\x9b]", "?", lines[0][:100])  # no escape codes from files
         more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        print(f"  {RED if kind == 'error' else DIM}{first}{more}{RESET}", flush=True)
+        print(f"  {RED if kind == 'error' else DIM}{CONTROL_CHARS.sub('?', lines[0][:100])}{more}{RESET}", flush=True)
     else:
         print(f"{CYAN}> {text[:100]}{RESET}" if kind == "tool" else f"{DIM}  [{text}]{RESET}", flush=True)
 
