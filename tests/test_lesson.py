@@ -154,3 +154,26 @@ def test_the_plumbing_is_the_last_section_and_says_skip_on_first_read(version):
     later_headings = [line for line in lines[fence:] if line.startswith("# -- ")]
     assert later_headings, "the plumbing has its parts, each under a `# -- plumbing/... --` heading"
     assert all(line.startswith("# -- plumbing/") for line in later_headings), later_headings
+
+
+# -- the v1 chapter's table of the plumbing --
+
+@pytest.mark.parametrize("page", ["docs_en/v1.md", "docs_ja/v1.md"])
+def test_the_v1_chapter_has_a_row_for_each_part_of_the_plumbing(page):
+    """Every `# -- plumbing/<part> --` of v1 has a row, and every name in a row exists in v1."""
+    source = source_of("v1")
+    parts = [line.split()[2].removeprefix("plumbing/") for line in source.splitlines()
+             if line.startswith("# -- plumbing/")]
+    text = (ROOT / page).read_text(encoding="utf-8")
+    plumbing_part = text[text.index("### The plumbing" if "en" in page else "### 配管"):]
+    rows = {}
+    for line in plumbing_part.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 3:
+            rows[cells[0].strip("`")] = cells[1]
+    assert sorted(rows) == sorted(parts), "one row per plumbing part, named as in v1_basic.py"
+    defined = {node.name for node in ast.parse(source).body
+               if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    for part, names in rows.items():
+        for name in names.replace("、", ",").split(","):
+            assert name.strip().strip("`") in defined, f"{page}: {part} names {name.strip()}"
