@@ -232,7 +232,7 @@ class Recorded:
     track: str        # "default", or the `match` of the track that answered
     size: int
     received: float = field(default_factory=time.monotonic)
-    answered: float = 0.0     # time.monotonic() once the reply is written
+    answered: float = 0.0     # time.monotonic() as the reply starts to go out (0.0 until then)
 
 
 @dataclass
@@ -372,12 +372,14 @@ class Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         reply, record = self.server.api.answer(self.command, self.path.split("?")[0], raw, headers)
         time.sleep(reply.latency)  # outside the lock, so concurrent requests overlap
+        if record is not None:
+            # Before the first byte goes out: a client that has read the reply must find it stamped.
+            # Stamped after the write, the client's thread could read the record before this one ran.
+            record.answered = time.monotonic()
         try:
             self._send(reply)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client hung up mid-reply (it stopped reading a stream); there is no one to tell
-        if record is not None:
-            record.answered = time.monotonic()
 
     do_GET = do_PUT = do_DELETE = do_POST   # so other endpoints get the API's 404, not a bare 501
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import ROOT, call_tool, results_sent, run_script, versions_from
+from tests.agents import ROOT, SCRIPTS, call_tool, results_sent, run_in_process, versions_from
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v4"))
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -159,8 +159,8 @@ def test_the_script_finds_its_skills_when_run_from_anywhere(scripted_api, versio
     write_skill(work / ".agents" / "skills", "review-diff", skill_md("review-diff", "The project's review rules."))
     write_skill(elsewhere / "extra", "extra-skill", skill_md("extra-skill", "Found through SKILLS_DIR."))
     scripted_api.play({"turns": [{"text": "ok"}]})
-    done = run_script(version, "--workdir", str(work), "--skills-dir", "missing", "hi", cwd=elsewhere,
-                      env={"SKILLS_DIR": "extra"})  # relative folders count from where the script was started
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(work), "--skills-dir", "missing", "hi",
+                          cwd=elsewhere, env={"SKILLS_DIR": "extra"})  # relative: from where it started
     assert done.returncode == 0, done.stderr
     system = scripted_api.requests[0].body["system"]
     assert "\n- commit-message: Write a git commit message" in system  # skills/ beside the script
@@ -205,7 +205,8 @@ def test_a_folder_name_that_is_not_utf8_still_makes_a_valid_request(scripted_api
     folder = Path(os.fsdecode(os.fsencode(skills_root) + b"/caf\xe9"))
     write_skill(folder.parent, folder.name, skill_md(name=None))  # no name: the folder's name is used
     scripted_api.play({"turns": [{"text": "ok"}]})
-    done = run_script(version, "--workdir", str(tmp_path), "--skills-dir", str(skills_root), "hi")
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "--skills-dir", str(skills_root),
+                          "hi")
     assert done.returncode == 0, done.stderr
     assert "\n- caf?: Does one thing." in scripted_api.requests[0].body["system"]
 
