@@ -1,223 +1,214 @@
 #!/usr/bin/env python3
-"""v2_planning.py: planning. The model writes a todo list, works through it, and checks items off.
+"""v2_planning.py: planning. The model writes a todo list, works through it, checks items off.
 
     you --> messages --> model --tool_use--> run every tool --> tool_result --+
                            ^                                                  |
                            +--------------------------------------------------+
             the turn ends when the model answers without asking for a tool
 
-New in v2: a `todo` tool. The model sends its whole plan on every call; a TodoList checks the rules (at most
-20 items, at most one in progress, no blank text) before the new list replaces the old one, so a bad update
-changes nothing. The user sees the plan each time it changes: [ ] pending, [>] in progress, [x] completed.
-Two reminders keep the plan in use: one in the session's first message, and one when open items have gone
-untouched for TODO_REMINDER_ROUNDS rounds of tool calls.
+Read from the top: configuration, the tools the model sees, the loop, what each tool does, and
+the command line. The "plumbing" section at the end (guards, limits, what the screen shows) can
+wait for a second reading: the lesson calls it by names that say what it does.
 
-Environment, also read from a .env file: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits MAX_TOKENS (8000 per reply),
-MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per command).
+New in v2: a `todo` tool. The model sends its whole plan on every call; a TodoList checks the
+rules (at most 20 items, at most one in progress, no blank text) before the new list replaces the
+old one, so a bad update changes nothing. The user sees the plan each time it changes: [ ] pending,
+[>] in progress, [x] completed. Two reminders keep the plan in use: one in the session's first
+message, and one when open items have gone untouched for TODO_REMINDER_ROUNDS rounds of tool calls.
+
+Environment, also read from a .env file: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL
+(another Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits
+MAX_TOKENS (8000 per reply), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per
+command).
 Interactive session: q, exit or Ctrl-D leaves; Ctrl-C stops the current turn and keeps the history.
 No API key? `python -m scripted.demo v2` runs this script offline, against a scripted model.
 """
 import argparse
-import json
 import os
-import re
-import signal
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 import anthropic
-import jsonschema
+from dotenv import load_dotenv
 
-# -- config -- environment variables, optionally from a .env file
-def load_dotenv(*paths: Path) -> None:
-    """Copy KEY=VALUE lines of .env files into the environment; the environment, then earlier files, win."""
-    for path in filter(Path.is_file, paths):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            key, sep, value = line.strip().partition("=")
-            if sep and not key.startswith("#"):
-                os.environ.setdefault(key.strip(), value.strip().strip("'\""))
-
-load_dotenv(Path.cwd() / ".env", Path(__file__).resolve().parent / ".env")
+# -- config -- configuration: environment variables, optionally from a .env file
+load_dotenv(Path.cwd() / ".env")  # what is set already wins; then the work folder's .env,
+load_dotenv(Path(__file__).resolve().parent / ".env")  # then the one beside this script
 MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5")
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 8000))  # per model reply
-MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per user turn, so a runaway loop stops
+MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per turn: a runaway loop stops
 BASH_TIMEOUT = int(os.environ.get("BASH_TIMEOUT", 120))  # seconds
-BASH_OUTPUT_LIMIT = 10_000_000  # bytes a command may write before it is stopped as a runaway
 TOOL_RESULT_BUDGET = 30_000  # characters of one tool result that may enter the context
-READ_LIMIT, LINE_LIMIT = 2000, 2000  # read_file: lines per call, characters per line
+READ_LIMIT = 2000  # read_file: lines per call
+LINE_LIMIT = 2000  # read_file: characters per line
 BLOCKED_COMMANDS = ["rm -rf /", "rm -rf ~", "sudo ", "mkfs", "shutdown", "reboot", "dd if=", ":(){"]
-CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # escape codes: never shown as they are
-SYSTEM = ("You are a coding agent working in the user's current directory. Act with your tools instead of "
-          "describing what you would do: read before you edit, keep changes small, run what you write to check it. "
-          "Tool results may be cut to fit the context; the cut says how to get the rest. "
-          "When the task is done, reply with a short summary and call no tool.")
-client = anthropic.Anthropic(base_url=os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com")
+SYSTEM = ("You are a coding agent working in the user's current directory. Act with your tools "
+          "instead of describing what you would do: read before you edit, keep changes small, run "
+          "what you write to check it. Tool results may be cut to fit the context; the cut says "
+          "how to get the rest. When the task is done, reply with a short summary and call no "
+          "tool.")
+BASE_URL = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"  # empty: default
+client = anthropic.Anthropic(base_url=BASE_URL)
 
 # -- tools -- tool schemas: what the model sees
-TOOLS = [  # paths are relative to the work directory; additionalProperties: False turns a typo into an error
-    {"name": "bash", "description": "Run a shell command in the work directory. Returns stdout and stderr "
-     f"together, then the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow it with grep or head.",
+# Paths are relative to the work directory. additionalProperties: False turns a typo into an error.
+TOOLS = [
+    {"name": "bash", "description": (
+        "Run a shell command in the work directory. Returns stdout and stderr together, then "
+        f"the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow it with grep "
+        "or head."),
      "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
                       "required": ["command"], "additionalProperties": False}},
-    {"name": "read_file", "description": f"Read a text file as numbered lines, at most {READ_LIMIT} lines per call "
-     f"and {LINE_LIMIT} characters per line. For more, call again with offset = the next line number.",
+    {"name": "read_file", "description": (
+        f"Read a text file as numbered lines, at most {READ_LIMIT} lines per call and {LINE_LIMIT} "
+        "characters per line. For more, call again with offset = the next line number."),
      "input_schema": {"type": "object", "properties": {
-         "path": {"type": "string"}, "offset": {"type": "integer", "minimum": 1, "description": "first line, 1-based"},
-         "limit": {"type": "integer", "minimum": 1, "description": f"how many lines (default {READ_LIMIT})"}},
+         "path": {"type": "string"},
+         "offset": {"type": "integer", "minimum": 1, "description": "first line, 1-based"},
+         "limit": {"type": "integer", "minimum": 1,
+                   "description": f"how many lines (default {READ_LIMIT})"}},
          "required": ["path"], "additionalProperties": False}},
-    {"name": "write_file", "description": "Create or overwrite a file; missing parent folders are created.",
-     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                      "required": ["path", "content"], "additionalProperties": False}},
-    {"name": "edit_file", "description": "Replace old_text with new_text in a file. old_text must match exactly "
-     "one place, whitespace included; if it matches none or several, the error says so.",
+    {"name": "write_file", "description": (
+        "Create or overwrite a file; missing parent folders are created."),
      "input_schema": {"type": "object", "properties": {
-         "path": {"type": "string"}, "old_text": {"type": "string", "minLength": 1}, "new_text": {"type": "string"}},
+         "path": {"type": "string"}, "content": {"type": "string"}},
+         "required": ["path", "content"], "additionalProperties": False}},
+    {"name": "edit_file", "description": (
+        "Replace old_text with new_text in a file. old_text must match exactly one place, "
+        "whitespace included; if it matches none or several, the error says so."),
+     "input_schema": {"type": "object", "properties": {
+         "path": {"type": "string"}, "old_text": {"type": "string", "minLength": 1},
+         "new_text": {"type": "string"}},
          "required": ["path", "old_text", "new_text"], "additionalProperties": False}},
 ]
+
+
+# -- loop -- the agent loop: call the model, run the tools it asks for, repeat until it answers
+class AgentStopped(Exception):
+    """The turn ended without a finished answer: the round cap, max_tokens, or a refusal."""
+
+
+def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
+               max_rounds: int = MAX_ROUNDS) -> str:
+    """Call the model, run the tools it asks for, repeat until it answers. Returns its text."""
+    remind_to_plan(messages, tools)
+    for _ in range(max_rounds):
+        response = call_model(messages, system, tools, screen)
+        content = without_blank_text(response.content)  # the API refuses blank text blocks
+        if content:  # and empty messages, so an empty reply is not kept
+            messages.append({"role": "assistant", "content": content})
+        calls = [block for block in response.content if block.type == "tool_use"]
+        if response.stop_reason in INCOMPLETE_REPLY:  # max_tokens, a refusal: nothing to go on with
+            stop_incomplete_turn(messages, calls, response.stop_reason)
+        if calls:
+            answer_tool_calls(messages, calls, tools, screen)
+            remind_of_open_todos(messages, calls, tools)
+        elif response.stop_reason != "pause_turn":  # pause_turn: send it back and the model resumes
+            return reply_text(response)
+    raise AgentStopped(f"no final answer after {max_rounds} model calls (MAX_ROUNDS); "
+                       "say how to go on")
+
+
+def call_model(messages: list, system: str, tools: list,
+               screen: "Screen") -> anthropic.types.Message:
+    """One streamed model call. The same system prompt and tools each time: the prefix is cached."""
+    with client.messages.stream(model=MODEL_ID, max_tokens=MAX_TOKENS, system=system, tools=tools,
+                                messages=messages, cache_control={"type": "ephemeral"}) as stream:
+        for text in stream.text_stream:
+            screen.text(text)
+        response = stream.get_final_message()
+    screen.reply_done(response)
+    return response
+
+
+def answer_tool_calls(messages: list, calls: list, tools: list, screen: "Screen") -> None:
+    """Run the calls in order and send all their results back in one user message."""
+    results = []
+    try:
+        for call in calls:
+            results.append(run_tool(call, tools, screen))
+    finally:  # the API refuses a tool_use without its tool_result: answer each call, even on Ctrl-C
+        results += not_run_results(calls[len(results):], INTERRUPTED)  # the calls not yet run
+        messages.append({"role": "user", "content": results})
+
+
+def run_tool(call, tools: list, screen: "Screen") -> dict:
+    """Run one tool call. Every failure becomes a result the model can read, marked is_error."""
+    screen.tool_call(call.name, call.input)
+    try:
+        check_tool_call(call, tools)  # a tool it was given, with input that fits the schema
+        handler = TOOL_HANDLERS[call.name]
+        output = handler(**call.input)
+        is_error = False
+    except Exception as exc:  # noqa: BLE001 - a failing tool must not end the session
+        output = tool_error_text(call.name, exc)
+        is_error = True
+    screen.tool_result(output, is_error)
+    return {"type": "tool_result", "tool_use_id": call.id, "content": clip(output),
+            "is_error": is_error}
+
 
 # -- handlers -- tool handlers: what each tool does
 class ToolError(Exception):
     """A failure the model can read and fix, such as a bad path or an ambiguous edit."""
 
-def safe_path(path: str) -> Path:
-    root = Path.cwd().resolve()
-    full = (root / path).resolve()  # resolve() follows symlinks, so a link pointing out is caught too
-    if not full.is_relative_to(root):
-        raise ToolError(f"{path!r} is outside the work directory; use a path inside {root}")
-    return full
 
 def run_bash(command: str) -> str:
-    if any(blocked in command for blocked in BLOCKED_COMMANDS):
-        raise ToolError("refused: the command matches the blocklist of destructive commands (a teaching guard)")
-    with tempfile.TemporaryFile() as out:  # a file, not a pipe: a job left running in the background can't hang us
-        proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        problem = wait_or_stop(proc, out)
-        out.seek(0)
-        output = out.read(BASH_OUTPUT_LIMIT).decode("utf-8", errors="replace").rstrip()
-    if problem:
-        raise ToolError(f"{problem}. Output so far:\n{output}")
-    return f"{output}\n[exit code {proc.returncode}]"
+    refuse_if_blocked(command)  # a teaching guard against a few destructive commands, no sandbox
+    output, exit_code = run_command(command)  # stopped when it runs too long or writes too much
+    return f"{output}\n[exit code {exit_code}]"
 
-def wait_or_stop(proc: subprocess.Popen, out) -> str:
-    """Wait for a command; stop it and all it started if it runs too long, writes too much, or Ctrl-C comes."""
-    deadline, problem = time.monotonic() + BASH_TIMEOUT, ""
-    try:
-        while proc.poll() is None and not problem:
-            time.sleep(0.001)  # short: most commands end within milliseconds
-            if time.monotonic() > deadline:
-                problem = f"timed out after {BASH_TIMEOUT} s and was stopped"
-            elif os.fstat(out.fileno()).st_size > BASH_OUTPUT_LIMIT:
-                problem = f"stopped after writing more than {BASH_OUTPUT_LIMIT:,} bytes"
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL) if os.name == "posix" else proc.kill()
-            proc.wait()
-    return problem
 
 def read_file(path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
-    data = safe_path(path).read_bytes()
-    if b"\0" in data[:8192]:
-        raise ToolError(f"{path} looks binary ({len(data):,} bytes); read_file shows text. Try bash: file, xxd | head")
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    shown = [f"{number:6}\t{line[:LINE_LIMIT]}" + (" [line cut]" if len(line) > LINE_LIMIT else "")
-             for number, line in enumerate(lines[offset - 1:offset - 1 + limit], start=offset)]
-    if (last := offset - 1 + len(shown)) < len(lines):
-        shown.append(f"[lines {offset}-{last} of {len(lines)}; call read_file with offset={last + 1} for more]")
-    return "\n".join(shown) or f"[{path} has {len(lines)} lines; nothing from line {offset}]"
+    lines, total = read_lines(workdir_path(path), offset, limit)  # text only; long lines cut
+    shown = [f"{number:6}\t{line}" for number, line in enumerate(lines, start=offset)]
+    return "\n".join(shown + page_note(path, offset, len(lines), total))
+
 
 def write_file(path: str, content: str) -> str:
-    target = safe_path(path)
+    target = workdir_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(content, encoding="utf-8")
     return f"wrote {len(content):,} characters to {path}"
 
+
 def edit_file(path: str, old_text: str, new_text: str) -> str:
-    target = safe_path(path)
-    text = target.read_bytes().decode("utf-8")  # bytes, not read_text(): \r\n line endings stay as they are
-    if "\r\n" in text and old_text not in text:  # read_file showed the lines without their \r
-        old_text, new_text = (part.replace("\r\n", "\n").replace("\n", "\r\n") for part in (old_text, new_text))
-    if (matches := len(re.findall(f"(?={re.escape(old_text)})", text))) != 1:  # overlapping ones count too
-        hint = "read the file and copy the text exactly" if matches == 0 else "add nearby lines so it matches one"
-        raise ToolError(f"old_text matches {matches} places in {path}; {hint}")
+    target = workdir_path(path)
+    text = target.read_bytes().decode("utf-8")  # not read_text(): \r\n endings stay as they are
+    old_text, new_text = match_line_endings(text, old_text, new_text)
+    matches = count_matches(text, old_text)
+    if matches != 1:
+        raise ToolError(f"old_text matches {matches} places in {path}; {edit_hint(matches)}")
     target.write_text(text.replace(old_text, new_text), encoding="utf-8", newline="")
     return f"edited {path}"
 
-TOOL_HANDLERS = {"bash": run_bash, "read_file": read_file, "write_file": write_file, "edit_file": edit_file}
 
-# -- budget -- the context budget: one limit for every tool result, enforced where results are sent
-def clip(text: str, budget: int = TOOL_RESULT_BUDGET) -> str:
-    """Keep the head and the tail of an over-long result; say in the middle what was cut and how to get it."""
-    if len(text) <= budget:
-        return text
-    keep = budget - 400  # room for the note
-    head, tail = text[:keep * 2 // 3], text[len(text) - keep // 3:]
-    cut = text[len(head):len(text) - len(tail)]
-    return (f"{head}\n\n[... {len(cut):,} of {len(text):,} characters ({cut.count(chr(10)):,} lines) cut here to "
-            "fit the context budget. Ask for less at a time: read_file with offset and limit, or narrow the "
-            f"command with grep, head, tail or sed -n ...]\n\n{tail}")
+TOOL_HANDLERS = {"bash": run_bash, "read_file": read_file, "write_file": write_file,
+                 "edit_file": edit_file}
 
-# -- dispatch -- running tool calls: every failure becomes a result the model can read
-def error_result(tool_use_id: str, message: str) -> dict:
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message, "is_error": True}
 
-def run_tool(call, tools: list, show) -> dict:
-    schemas = {tool["name"]: tool["input_schema"] for tool in tools}  # only the tools this agent was given
-    show("tool", f"{call.name} {json.dumps(call.input, ensure_ascii=False)}")
-    try:
-        if call.name not in schemas:
-            raise ToolError(f"unknown tool {call.name!r}; the tools you have are: {', '.join(schemas)}")
-        jsonschema.validate(call.input, schemas[call.name])
-        output, is_error = TOOL_HANDLERS[call.name](**call.input), False
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path) or "input"
-        problem = exc.message if len(exc.message) < 300 else f"breaks the rule {exc.validator}: {exc.validator_value!r}"
-        output, is_error = f"invalid input for {call.name} ({where}): {problem}", True
-    except ToolError as exc:
-        output, is_error = str(exc), True
-    except Exception as exc:  # noqa: BLE001 - a failing tool must not end the session; the model reads why
-        output, is_error = f"{call.name} failed: {type(exc).__name__}: {exc}", True
-    show("error" if is_error else "result", output)
-    return {"type": "tool_result", "tool_use_id": call.id, "content": clip(output), "is_error": is_error}
-
-def answer_tool_calls(messages: list, calls: list, tools: list, show) -> None:
-    """Run the calls in order and send all their results back in one user message."""
-    results = []
-    try:
-        for call in calls:
-            results.append(run_tool(call, tools, show))
-    finally:  # the API rejects a tool_use without its tool_result, so answer every call, even after Ctrl-C
-        results += [error_result(call.id, "interrupted by the user before this call finished")
-                    for call in calls[len(results):]]
-        messages.append({"role": "user", "content": results})
-
-# -- todo -- planning: a todo list the model rewrites, checked against rules, kept in mind by reminders
+# -- todo -- planning: a todo list the model rewrites, checked by rules, kept in mind by reminders
 TODO_LIMIT = 20  # items in one list; a longer plan is too fine-grained to keep current
-TODO_REMINDER_ROUNDS = 10  # rounds of tool calls without a todo call, while items are open, before a reminder
-TODO_MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}  # each status, as the user sees it
+TODO_REMINDER_ROUNDS = 10  # rounds of tool calls without a todo call, while items are open
+TODO_MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}  # as the user sees them
 
 TOOLS.append(
-    {"name": "todo", "description": "Plan and track a task that takes several steps (three or more, or several "
-     "tasks at once); skip it for a single quick step. Each call replaces the whole list, so send every item, "
-     "completed ones too. Each item has content (what to do: 'Run the tests'), activeForm (shown while it is "
-     f"worked on: 'Running the tests') and a status. Rules: at most {TODO_LIMIT} items; at most one in_progress, "
-     "marked before you start that step; mark an item completed as soon as it is done, not in batches. "
-     "Returns a one-line summary. A list that breaks a rule is rejected, the error names the rule and the item, "
-     "and your previous list stays.",
+    {"name": "todo", "description": (
+        "Plan and track a task that takes several steps (three or more, or several tasks at once); "
+        "skip it for a single quick step. Each call replaces the whole list, so send every item, "
+        "completed ones too. Each item has content (what to do: 'Run the tests'), activeForm "
+        "(shown while it is worked on: 'Running the tests') and a status. Rules: at most "
+        f"{TODO_LIMIT} items; at most one in_progress, marked before you start that step; mark an "
+        "item completed as soon as it is done, not in batches. Returns a one-line summary. A list "
+        "that breaks a rule is rejected, the error names the rule and the item, and your previous "
+        "list stays."),
      "input_schema": {"type": "object", "properties": {"items": {"type": "array", "items": {
-         "type": "object", "properties": {"content": {"type": "string"},
-                                          "status": {"type": "string", "enum": list(TODO_MARKS)},
-                                          "activeForm": {"type": "string"}},
+         "type": "object", "properties": {
+             "content": {"type": "string"},
+             "status": {"type": "string", "enum": list(TODO_MARKS)},
+             "activeForm": {"type": "string"}},
          "required": ["content", "status", "activeForm"], "additionalProperties": False}}},
-         "required": ["items"], "additionalProperties": False}})  # no maxItems: TodoList says which rule, briefly
+         "required": ["items"], "additionalProperties": False}})  # no maxItems: the error says more
 
-def shorten(text: str, width: int = 60) -> str:
-    text = CONTROL_CHARS.sub("?", " ".join(text.split()))  # one line, and no escape codes
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 class TodoList:
     """The model's plan. An update replaces the whole list, or breaks a rule and changes nothing."""
@@ -227,30 +218,11 @@ class TodoList:
         self.rounds_since_update = 0  # rounds of tool calls in which the model did not call todo
 
     def replace(self, items: list[dict]) -> None:
-        if problem := self.broken_rule(items):
-            raise ToolError(f"todo list rejected: {problem}. Your previous list is kept ({self.summary()}); "
-                            "send the whole list again with this fixed.")
-        self.items = [{"content": item["content"].strip(), "status": item["status"],
-                       "activeForm": item["activeForm"].strip()} for item in items]
-
-    @staticmethod
-    def broken_rule(items: list[dict]) -> str | None:
-        """The first rule the new list breaks, naming the item that breaks it; None if it keeps them all."""
-        if len(items) > TODO_LIMIT:
-            return f"{len(items)} items, but a list holds at most {TODO_LIMIT}; merge small steps into larger ones"
-        labels = [f"item {number}" + (f" ({shorten(item['content'], 40)!r})" if item["content"].strip() else "")
-                  for number, item in enumerate(items, 1)]
-        for label, item in zip(labels, items, strict=True):
-            if item["status"] not in TODO_MARKS:
-                return f"{label} has status {item['status']!r}; use one of {', '.join(TODO_MARKS)}"
-            for field in ("content", "activeForm"):
-                if not item[field].strip():
-                    return f"{label} has an empty {field}; every item needs both content and activeForm"
-        working = [label for label, item in zip(labels, items, strict=True) if item["status"] == "in_progress"]
-        if len(working) > 1:
-            return (f"at most one item may be in_progress, but {' and '.join(working)} are; mark the finished "
-                    "one completed, or set the others back to pending")
-        return None
+        broken_rule = first_broken_rule(items)  # None when the new list keeps every rule
+        if broken_rule:
+            raise ToolError(f"todo list rejected: {broken_rule}. Your previous list is kept "
+                            f"({self.summary()}); send the whole list again with this fixed.")
+        self.items = [without_edge_spaces(item) for item in items]
 
     def open_items(self) -> int:
         return sum(item["status"] != "completed" for item in self.items)
@@ -264,171 +236,473 @@ class TodoList:
         pending = [item["content"] for item in self.items if item["status"] == "pending"]
         if current:
             return f"{progress}; in progress: {shorten(current[0])}"
-        return f"{progress}; nothing in progress, next: {shorten(pending[0])}" if pending else progress
+        if pending:
+            return f"{progress}; nothing in progress, next: {shorten(pending[0])}"
+        return progress
 
-    def render(self) -> str:
-        """The plan as the user sees it each time it changes."""
-        if not self.items:
-            return "  (the todo list is empty)"
-        lines = [f"  {TODO_MARKS[item['status']]} {shorten(item['content'], 90)}"
-                 + (f" ({shorten(item['activeForm'])})" if item["status"] == "in_progress" else "")
-                 for item in self.items]
-        return "\n".join(lines + [f"  {len(self.items) - self.open_items()}/{len(self.items)} done"])
 
-TODO = TodoList()  # one plan per session; v3's subagents are not given the todo tool, so they never touch it
+TODO = TodoList()  # one plan per session; v3's subagents have no todo tool, so they never touch it
+
 
 def update_todos(items: list[dict]) -> str:
     TODO.replace(items)  # a list that breaks a rule raises ToolError here, and the old list stays
-    print(TODO.render(), flush=True)
+    print(render_todos(TODO), flush=True)
     return f"todo list updated: {TODO.summary()}"
+
 
 TOOL_HANDLERS["todo"] = update_todos
 
-# Reminders are text blocks in user messages, so the system prompt and tools stay byte-identical (cached).
-# They only apply to an agent that has the todo tool: v3's subagents, which lack it, never see them.
-PLANNING_REMINDER = {"type": "text", "text": "<reminder>If this task takes several steps, first write a plan with "
-                     "the todo tool, then keep it current: one item in_progress while you work on it, marked "
-                     "completed as soon as it is done.</reminder>"}
+# Reminders are text blocks in user messages, so the system prompt and tools stay byte-identical
+# (cached). They only apply to an agent that has the todo tool: v3's subagents never see them.
+PLANNING_REMINDER = {"type": "text", "text": (
+    "<reminder>If this task takes several steps, first write a plan with the todo tool, then keep "
+    "it current: one item in_progress while you work on it, marked completed as soon as it is "
+    "done.</reminder>")}
 
-def has_todo_tool(tools: list) -> bool:
-    return any(tool["name"] == "todo" for tool in tools)
 
 def remind_to_plan(messages: list, tools: list) -> None:
-    """Before the session's first model call, add the planning reminder to the user's first message."""
-    first = messages[0]["content"]  # it has the reminder already if the first turn failed and the user went on
+    """Before the session's first model call, add the planning reminder to the first message."""
+    first = messages[0]["content"]  # has one already if the first turn failed and the user went on
     if has_todo_tool(tools) and len(messages) == 1 and PLANNING_REMINDER not in first:
         first.append(PLANNING_REMINDER)
 
+
 def remind_of_open_todos(messages: list, calls: list, tools: list) -> None:
-    """After TODO_REMINDER_ROUNDS rounds of tool calls without todo, remind the model of its open items."""
+    """After TODO_REMINDER_ROUNDS rounds of tool calls without todo, remind the model of them."""
     if not has_todo_tool(tools):
         return
-    called = any(call.name == "todo" for call in calls)  # a rejected call counts: the model is at work on the plan
-    TODO.rounds_since_update = 0 if called else TODO.rounds_since_update + 1
-    if TODO.rounds_since_update >= TODO_REMINDER_ROUNDS and TODO.open_items():
-        TODO.rounds_since_update = 0  # so the next reminder comes after another TODO_REMINDER_ROUNDS, not every round
-        messages[-1]["content"].append({"type": "text", "text": (  # after the tool_results: the API wants them first
-            f"<reminder>You have not updated the todo list for {TODO_REMINDER_ROUNDS} rounds of tool calls, and it "
-            f"has open items ({TODO.summary()}). Mark what you finished completed and what you work on in_progress; "
-            "if the plan changed, rewrite it.</reminder>")})
-
-# -- model -- talking to the model, and showing the user what happens
-COLOR = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-DIM, CYAN, RED, RESET = ("\033[2m", "\033[36m", "\033[31m", "\033[0m") if COLOR else ("", "", "", "")
-
-def print_event(kind: str, text: str) -> None:
-    """Show one event of the loop: streamed text, a tool call, its result, or token usage."""
-    if kind == "text":
-        print(text, end="", flush=True)
-    elif kind in ("result", "error"):
-        lines = text.strip().splitlines() or ["(no output)"]
-        more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        print(f"  {RED if kind == 'error' else DIM}{CONTROL_CHARS.sub('?', lines[0][:100])}{more}{RESET}", flush=True)
+    if any(call.name == "todo" for call in calls):  # a rejected call counts: it works on the plan
+        TODO.rounds_since_update = 0
     else:
-        print(f"{CYAN}> {text[:100]}{RESET}" if kind == "tool" else f"{DIM}  [{text}]{RESET}", flush=True)
+        TODO.rounds_since_update += 1
+    if TODO.rounds_since_update >= TODO_REMINDER_ROUNDS and TODO.open_items():
+        TODO.rounds_since_update = 0  # the next reminder after another TODO_REMINDER_ROUNDS
+        reminder = open_todos_reminder()
+        messages[-1]["content"].append(reminder)  # after the tool_results: the API wants them first
 
-def call_model(messages: list, system: str, tools: list, show) -> anthropic.types.Message:
-    """One streamed model call. The same system prompt and tools every time, so the prefix stays cached."""
-    with client.messages.stream(model=MODEL_ID, max_tokens=MAX_TOKENS, system=system, tools=tools,
-                                messages=messages, cache_control={"type": "ephemeral"}) as stream:
-        for text in stream.text_stream:
-            show("text", text)
-        response = stream.get_final_message()
-    if any(block.type == "text" for block in response.content):
-        show("text", "\n")
-    usage = response.usage
-    show("usage", f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
-                  f"cache read {usage.cache_read_input_tokens or 0:,}")
-    return response
-
-# -- loop -- the agent loop
-class AgentStopped(Exception):
-    """The turn ended without a finished answer: the round cap, max_tokens, or a refusal."""
-
-def agent_loop(messages: list, system: str, tools: list, max_rounds: int = MAX_ROUNDS, show=print_event) -> str:
-    """Call the model, run the tools it asks for, repeat until it answers. Returns the final text."""
-    remind_to_plan(messages, tools)
-    for _ in range(max_rounds):
-        response = call_model(messages, system, tools, show)
-        content = [block for block in response.content if block.type != "text" or block.text.strip()]
-        if content:  # the API rejects empty messages and blank text blocks, so an empty reply is not kept
-            messages.append({"role": "assistant", "content": content})
-        calls = [block for block in response.content if block.type == "tool_use"]
-        if response.stop_reason in ("max_tokens", "refusal", "model_context_window_exceeded"):
-            reason = f"the reply stopped early ({response.stop_reason}); it is incomplete"
-            if calls:  # cut-off calls are never run, but each still needs its result
-                messages.append({"role": "user", "content": [error_result(call.id, f"not run: {reason}") for call in calls]})
-            raise AgentStopped(reason)
-        if calls:
-            answer_tool_calls(messages, calls, tools, show)
-            remind_of_open_todos(messages, calls, tools)
-        elif response.stop_reason != "pause_turn":  # pause_turn: send the history back and the model resumes
-            return "".join(block.text for block in response.content if block.type == "text")
-    raise AgentStopped(f"no final answer after {max_rounds} model calls (MAX_ROUNDS); say how to go on")
 
 # -- cli -- the command line: one task, or an interactive session
-API_ERRORS = [  # (SDK exception, what the user should do), most specific first
-    (anthropic.AuthenticationError, "the API rejected the key (401): check ANTHROPIC_API_KEY"),
-    (anthropic.APIConnectionError, "could not reach the API at {url}: check ANTHROPIC_BASE_URL and your network"),
-    (anthropic.RateLimitError, "rate limited (429), still after the SDK's retries: wait a minute, then try again"),
-    (anthropic.NotFoundError, "not found (404): is MODEL_ID={model} offered at {url}?"),
-    (anthropic.APIStatusError, "the API answered {status}, still after the SDK's retries: {exc}"),
-]
+def run_turn(messages: list, text: str) -> int:
+    """One user turn. Failures print one line and leave the history valid. Returns an exit code."""
+    before = copy_history(messages)  # to undo a turn that broke on a bug
+    add_user_message(messages, text)
+    try:
+        agent_loop(messages, SYSTEM, TOOLS, SCREEN)
+        return 0
+    except AgentStopped as exc:  # the round cap, max_tokens, a refusal: the history stays valid
+        SCREEN.alert(f"stopped: {exc}")
+        return 1
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - API errors, Ctrl-C, bugs
+        return recover_from(exc, messages, before)  # one line; undoes a turn that a bug broke
 
-def explain_api_error(exc: anthropic.APIError) -> str:
-    hint = next((hint for kind, hint in API_ERRORS if isinstance(exc, kind)), "API error: {exc}")
-    return hint.format(url=client.base_url, model=MODEL_ID, status=getattr(exc, "status_code", "?"), exc=exc)
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")
+    parser.add_argument("--workdir", default=".", help="the folder the tools work in (default: .)")
+    args = parser.parse_args()
+    check_setup(args.workdir, "v2")  # the API key is there and the folder exists, or exit
+    os.chdir(args.workdir)
+    SCREEN.note(f"{MODEL_ID} in {Path.cwd()}")
+    if args.task:
+        return run_turn([], " ".join(args.task))
+    history = []
+    while True:
+        text = read_user_input()  # the next message; None when the user leaves
+        if text is None:
+            return 0
+        run_turn(history, text)
+
+
+# -- plumbing -- skip on first read: the guards, limits and display details the lesson calls
+# Everything below is called from above by a name that says what it does. A reader who stops
+# here has read a complete, correct agent; what follows makes it robust and pleasant to use.
+# The plumbing's own imports are here, so that the lesson's list at the top stays short.
+import json
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonschema
+
+# -- plumbing/replies -- what the API accepts in a history
+INCOMPLETE_REPLY = ["max_tokens", "refusal", "model_context_window_exceeded"]  # stop reasons
+INTERRUPTED = "interrupted by the user before this call finished"
+
+
+def without_blank_text(content: list) -> list:
+    """The reply's blocks without empty text blocks, which the API refuses in a request."""
+    return [block for block in content if block.type != "text" or block.text.strip()]
+
+
+def reply_text(response: anthropic.types.Message) -> str:
+    texts = [block.text for block in response.content if block.type == "text"]
+    return "".join(texts)
+
+
+def not_run_results(calls: list, why: str) -> list:
+    """An error result for each call that was not run: every tool_use needs its tool_result."""
+    return [error_result(call.id, why) for call in calls]
+
+
+def stop_incomplete_turn(messages: list, calls: list, stop_reason: str) -> None:
+    """Answer the calls of a reply that was cut off, without running them; then stop the turn."""
+    reason = f"the reply stopped early ({stop_reason}); it is incomplete"
+    if calls:
+        messages.append({"role": "user", "content": not_run_results(calls, f"not run: {reason}")})
+    raise AgentStopped(reason)
+
+
+def error_result(tool_use_id: str, message: str) -> dict:
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message,
+            "is_error": True}
+
 
 def add_user_message(messages: list, text: str) -> None:
+    """A new user message, or one more block in the last one if the history ends on ours."""
     block = {"type": "text", "text": text}
     if messages and messages[-1]["role"] == "user":  # a stopped turn ended on our side: join it
         messages[-1]["content"].append(block)
     else:
         messages.append({"role": "user", "content": [block]})
 
-def run_turn(messages: list, text: str) -> int:
-    """One user turn. Failures print one line and leave the history valid. Returns an exit code."""
-    before = [{**message, "content": message["content"][:]} for message in messages]  # to undo a broken turn
-    add_user_message(messages, text)
-    try:
-        agent_loop(messages, SYSTEM, TOOLS)
-        return 0
-    except AgentStopped as exc:
-        print(f"\n[stopped: {exc}]", file=sys.stderr)
-    except anthropic.APIError as exc:
-        print(f"\n[error: {explain_api_error(exc)}]", file=sys.stderr)
-    except Exception as exc:  # noqa: BLE001 - a bug must not end the session, nor break the next turn
-        messages[:] = before
-        print(f"\n[error: {type(exc).__name__}: {exc}; this turn is not kept in the history]", file=sys.stderr)
-    except KeyboardInterrupt:
-        print("\n[interrupted: the turn stopped here; your conversation is kept]", file=sys.stderr)
+
+def recover_from(exc: BaseException, messages: list, before: list) -> int:
+    """Say in one line why a turn failed, keep the history valid, and return an exit code."""
+    if isinstance(exc, KeyboardInterrupt):  # every call was answered, so the history stays
+        SCREEN.alert("interrupted: the turn stopped here; your conversation is kept")
         return 130
+    if isinstance(exc, anthropic.APIError):  # the request failed as a whole: nothing to undo
+        SCREEN.alert(f"error: {explain_api_error(exc)}")
+        return 1
+    messages[:] = before  # a bug: the turn may have left the history half-written
+    SCREEN.alert(f"error: {type(exc).__name__}: {exc}; this turn is not kept in the history")
     return 1
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("task", nargs="*", help="run this one task and exit (0 on success); none: interactive")
-    parser.add_argument("--workdir", default=".", help="folder the tools work in (default: the current one)")
-    args = parser.parse_args()
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        sys.exit("ANTHROPIC_API_KEY is not set: export it or put it in .env (see .env.example). "
-                 "No key? Try the offline demo: python -m scripted.demo v2")
-    if not os.path.isdir(args.workdir):
-        sys.exit(f"--workdir {args.workdir!r} is not a folder")
-    os.chdir(args.workdir)
-    print(f"{DIM}[{MODEL_ID} in {Path.cwd()}]{RESET}")
-    if args.task:
-        return run_turn([], " ".join(args.task))
-    history = []
-    while True:
+
+def copy_history(messages: list) -> list:
+    """A copy deep enough to undo a turn: new lists of blocks, the blocks themselves shared."""
+    return [{**message, "content": message["content"][:]} for message in messages]
+
+
+# -- plumbing/checks -- a tool call the model got wrong becomes an error it can read
+def check_tool_call(call, tools: list) -> None:
+    schemas = {tool["name"]: tool["input_schema"] for tool in tools}  # only this agent's tools
+    if call.name not in schemas:
+        raise ToolError(f"unknown tool {call.name!r}; the tools you have are: {', '.join(schemas)}")
+    try:
+        jsonschema.validate(call.input, schemas[call.name])
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(part) for part in exc.absolute_path) or "input"
+        raise ToolError(f"invalid input for {call.name} ({where}): {schema_problem(exc)}") from None
+
+
+def tool_error_text(name: str, exc: Exception) -> str:
+    """What the model reads when a tool fails: a ToolError says it all; anything else is named."""
+    if isinstance(exc, ToolError):
+        return str(exc)
+    return f"{name} failed: {type(exc).__name__}: {exc}"
+
+
+def schema_problem(exc: jsonschema.ValidationError) -> str:
+    """The validator's message, unless it would echo a huge value back into the context."""
+    if len(exc.message) < 300:
+        return exc.message
+    return f"breaks the rule {exc.validator}: {exc.validator_value!r}"
+
+
+# -- plumbing/budget -- the context budget: one limit for every tool result
+def clip(text: str, budget: int = TOOL_RESULT_BUDGET) -> str:
+    """The context budget: keep the head and tail of a long result, and say what was cut."""
+    if len(text) <= budget:
+        return text
+    keep = budget - 400  # room for the note
+    head = text[:keep * 2 // 3]
+    tail = text[len(text) - keep // 3:]
+    return head + cut_note(text, head, tail) + tail
+
+
+def cut_note(text: str, head: str, tail: str) -> str:
+    cut = text[len(head):len(text) - len(tail)]
+    return (f"\n\n[... {len(cut):,} of {len(text):,} characters ({cut.count(chr(10)):,} lines) "
+            "cut here to fit the context budget. Ask for less at a time: read_file with offset "
+            "and limit, or narrow the command with grep, head, tail or sed -n ...]\n\n")
+
+
+# -- plumbing/commands -- bounded command output, and stopping a runaway process group
+BASH_OUTPUT_LIMIT = 10_000_000  # bytes a command may write before it is stopped as a runaway
+
+
+def refuse_if_blocked(command: str) -> None:
+    for blocked in BLOCKED_COMMANDS:
+        if blocked in command:
+            raise ToolError("refused: the command matches the blocklist of destructive commands "
+                            "(a teaching guard)")
+
+
+def run_command(command: str) -> tuple[str, int]:
+    """Run a shell command; return its output and exit code, or raise ToolError if stopped."""
+    # Output goes to a file, not a pipe: a job left running in the background cannot hang us.
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        why_stopped = wait_or_stop(proc, out)
+        out.seek(0)
+        output = out.read(BASH_OUTPUT_LIMIT).decode("utf-8", errors="replace").rstrip()
+    if why_stopped:
+        raise ToolError(f"{why_stopped}. Output so far:\n{output}")
+    return output, proc.returncode
+
+
+def wait_or_stop(proc: subprocess.Popen, out) -> str:
+    """Wait for a command. Stop it, and all it started, if it runs too long, writes too much,
+    or Ctrl-C comes. Returns why it was stopped, or "" if it ended by itself."""
+    deadline = time.monotonic() + BASH_TIMEOUT
+    why_stopped = ""
+    try:
+        while proc.poll() is None and not why_stopped:
+            time.sleep(0.001)  # short: most commands end within milliseconds
+            if time.monotonic() > deadline:
+                why_stopped = f"timed out after {BASH_TIMEOUT} s and was stopped"
+            elif os.fstat(out.fileno()).st_size > BASH_OUTPUT_LIMIT:
+                why_stopped = f"stopped after writing more than {BASH_OUTPUT_LIMIT:,} bytes"
+    finally:
+        if proc.poll() is None:
+            kill_process_group(proc)
+    return why_stopped
+
+
+def kill_process_group(proc: subprocess.Popen) -> None:
+    if os.name == "posix":
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        proc.kill()
+    proc.wait()
+
+
+# -- plumbing/files -- paths inside the work directory, text files, line endings, matches
+def workdir_path(path: str) -> Path:
+    """The full path of `path`, which must lie inside the work directory."""
+    root = Path.cwd().resolve()
+    full = (root / path).resolve()  # resolve() follows links, so a link pointing out is caught too
+    if not full.is_relative_to(root):
+        raise ToolError(f"{path!r} is outside the work directory; use a path inside {root}")
+    return full
+
+
+def read_lines(path: Path, offset: int, limit: int) -> tuple[list[str], int]:
+    """Up to `limit` lines of a text file from line `offset`, each cut at LINE_LIMIT characters,
+    and how many lines the file has. A binary file is refused."""
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ToolError(f"{path.name} looks binary ({len(data):,} bytes); read_file shows text. "
+                        "Try bash: file, xxd | head")
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    page = lines[offset - 1:offset - 1 + limit]
+    return [cut_line(line) for line in page], len(lines)
+
+
+def cut_line(line: str) -> str:
+    if len(line) <= LINE_LIMIT:
+        return line
+    return line[:LINE_LIMIT] + " [line cut]"
+
+
+def page_note(path: str, offset: int, shown: int, total: int) -> list[str]:
+    """read_file's last line, when there is more to read (so the model can page on), or nothing
+    was shown."""
+    last = offset - 1 + shown
+    if last < total:
+        more = f"call read_file with offset={last + 1} for more"
+        return [f"[lines {offset}-{last} of {total}; {more}]"]
+    if shown == 0:
+        return [f"[{path} has {total} lines; nothing from line {offset}]"]
+    return []
+
+
+def match_line_endings(text: str, old_text: str, new_text: str) -> tuple[str, str]:
+    """read_file shows lines without their \\r. If old_text only matches a \\r\\n file with
+    \\r\\n endings, give both texts \\r\\n endings."""
+    if "\r\n" not in text or old_text in text:
+        return old_text, new_text
+    return with_crlf(old_text), with_crlf(new_text)
+
+
+def with_crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def count_matches(text: str, old_text: str) -> int:
+    """How many places old_text matches, overlapping ones included (two in '}}}' for '}}')."""
+    return len(re.findall(f"(?={re.escape(old_text)})", text))
+
+
+def edit_hint(matches: int) -> str:
+    if matches == 0:
+        return "read the file and copy the text exactly"
+    return "add nearby lines so it matches one"
+
+
+# -- plumbing/screen -- what the user sees: streamed text, tool calls, results, token usage
+COLOR = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+if COLOR:
+    DIM, CYAN, RED, RESET = "\033[2m", "\033[36m", "\033[31m", "\033[0m"
+else:
+    DIM, CYAN, RED, RESET = "", "", "", ""
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # escape codes: never shown as they are
+SCREEN_WIDTH = 100  # characters of a tool call or result line shown
+
+
+class Screen:
+    """The terminal of the main agent. Each method shows one kind of event of the loop."""
+
+    def text(self, text: str) -> None:
+        print(text, end="", flush=True)
+
+    def reply_done(self, response: anthropic.types.Message) -> None:
+        if any(block.type == "text" for block in response.content):
+            print(flush=True)
+        usage = response.usage
+        self.note(f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
+                  f"cache read {usage.cache_read_input_tokens or 0:,}", indent="  ")
+
+    def tool_call(self, name: str, tool_input: dict) -> None:
+        line = f"{name} {json.dumps(tool_input, ensure_ascii=False)}"
+        print(f"{CYAN}> {line[:SCREEN_WIDTH]}{RESET}", flush=True)
+
+    def tool_result(self, output: str, is_error: bool) -> None:
+        lines = output.strip().splitlines() or ["(no output)"]
+        first = CONTROL_CHARS.sub("?", lines[0][:SCREEN_WIDTH])
+        more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+        color = RED if is_error else DIM
+        print(f"  {color}{first}{more}{RESET}", flush=True)
+
+    def note(self, text: str, indent: str = "") -> None:
+        print(f"{indent}{DIM}[{text}]{RESET}", flush=True)
+
+    def alert(self, text: str) -> None:
+        print(f"\n[{text}]", file=sys.stderr, flush=True)
+
+
+SCREEN = Screen()  # one terminal
+
+
+def read_user_input() -> str | None:
+    """The user's next message, never empty; None when they leave (q, quit, exit, Ctrl-D)."""
+    text = ""
+    while not text:
         try:
             text = input(f"\n{CYAN}you>{RESET} ").strip()
         except (EOFError, KeyboardInterrupt):
-            text = "q"
-        if text in ("q", "quit", "exit"):
-            return 0
-        if text:
-            run_turn(history, text)
+            return None
+    if text in ("q", "quit", "exit"):
+        return None
+    return text
+
+
+# -- plumbing/setup -- start-up checks and API errors, each as one line that says what to do
+API_ERRORS = [  # (SDK exception, what the user should do), most specific first
+    (anthropic.AuthenticationError, "the API rejected the key (401): check ANTHROPIC_API_KEY"),
+    (anthropic.APIConnectionError,
+     "could not reach the API at {url}: check ANTHROPIC_BASE_URL and your network"),
+    (anthropic.RateLimitError,
+     "rate limited (429), still after the SDK's retries: wait a minute, then try again"),
+    (anthropic.NotFoundError, "not found (404): is MODEL_ID={model} offered at {url}?"),
+    (anthropic.APIStatusError, "the API answered {status}, still after the SDK's retries: {exc}"),
+]
+
+
+def explain_api_error(exc: anthropic.APIError) -> str:
+    hint = "API error: {exc}"
+    for kind, text in API_ERRORS:
+        if isinstance(exc, kind):
+            hint = text
+            break
+    status = getattr(exc, "status_code", "?")
+    return hint.format(url=client.base_url, model=MODEL_ID, status=status, exc=exc)
+
+
+HelpFormatter = argparse.RawDescriptionHelpFormatter  # --help prints the docstring as written
+
+
+def check_setup(workdir: str, version: str) -> None:
+    """Exit with one line if there is no API key or no such work folder."""
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        sys.exit("ANTHROPIC_API_KEY is not set: export it or put it in .env (see .env.example). "
+                 f"No key? Try the offline demo: python -m scripted.demo {version}")
+    if not os.path.isdir(workdir):
+        sys.exit(f"--workdir {workdir!r} is not a folder")
+
+
+# -- plumbing/todo -- the todo list's rules, and how the list is shown
+def shorten(text: str, width: int = 60) -> str:
+    """One line of at most `width` characters, with no escape codes."""
+    text = CONTROL_CHARS.sub("?", " ".join(text.split()))
+    if len(text) <= width:
+        return text
+    return text[:width - 1] + "…"
+
+
+def first_broken_rule(items: list[dict]) -> str | None:
+    """The first rule the new list breaks, naming the item that breaks it; None if it keeps them."""
+    if len(items) > TODO_LIMIT:
+        return (f"{len(items)} items, but a list holds at most {TODO_LIMIT}; merge small steps "
+                "into larger ones")
+    labels = [item_label(number, item) for number, item in enumerate(items, 1)]
+    for label, item in zip(labels, items, strict=True):
+        if item["status"] not in TODO_MARKS:
+            return f"{label} has status {item['status']!r}; use one of {', '.join(TODO_MARKS)}"
+        for field in ("content", "activeForm"):
+            if not item[field].strip():
+                return (f"{label} has an empty {field}; every item needs both content and "
+                        "activeForm")
+    working = [label for label, item in zip(labels, items, strict=True)
+               if item["status"] == "in_progress"]
+    if len(working) > 1:
+        return (f"at most one item may be in_progress, but {' and '.join(working)} are; mark the "
+                "finished one completed, or set the others back to pending")
+    return None
+
+
+def item_label(number: int, item: dict) -> str:
+    """How an error names an item: its number, and its text when it has one."""
+    if not item["content"].strip():
+        return f"item {number}"
+    return f"item {number} ({shorten(item['content'], 40)!r})"
+
+
+def without_edge_spaces(item: dict) -> dict:
+    return {"content": item["content"].strip(), "status": item["status"],
+            "activeForm": item["activeForm"].strip()}
+
+
+def render_todos(todo: TodoList) -> str:
+    """The plan as the user sees it each time it changes."""
+    if not todo.items:
+        return "  (the todo list is empty)"
+    lines = []
+    for item in todo.items:
+        line = f"  {TODO_MARKS[item['status']]} {shorten(item['content'], 90)}"
+        if item["status"] == "in_progress":
+            line += f" ({shorten(item['activeForm'])})"
+        lines.append(line)
+    lines.append(f"  {len(todo.items) - todo.open_items()}/{len(todo.items)} done")
+    return "\n".join(lines)
+
+
+def open_todos_reminder() -> dict:
+    return {"type": "text", "text": (
+        f"<reminder>You have not updated the todo list for {TODO_REMINDER_ROUNDS} rounds of tool "
+        f"calls, and it has open items ({TODO.summary()}). Mark what you finished completed and "
+        "what you work on in_progress; if the plan changed, rewrite it.</reminder>")}
+
+
+def has_todo_tool(tools: list) -> bool:
+    return any(tool["name"] == "todo" for tool in tools)
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -33,7 +33,9 @@ from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS
 
 GENERATED = ROOT / ".generated"
-SECTION_HEADING = re.compile(r"^# -- ([a-z_]+) -- ")  # `# -- loop -- the agent loop` starts the section "loop"
+# `# -- loop -- the agent loop` starts the section "loop"; `# -- plumbing/files -- ...` starts
+# "plumbing/files", a part of the plumbing, written to sections/<script>/plumbing/files.py
+SECTION_HEADING = re.compile(r"^# -- ([a-z_]+(?:/[a-z_]+)?) -- ")
 
 
 # -- sections of the scripts ------------------------------------------------------

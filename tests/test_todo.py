@@ -187,6 +187,6 @@ def test_an_agent_loop_without_the_todo_tool_sees_no_reminders(scripted_api, age
     tools = [tool for tool in agent.TOOLS if tool["name"] != "todo"]
     scripted_api.play({"turns": [{"tool_calls": [bash()], "repeat": 3}, {"text": "Report."}]})
     messages = [{"role": "user", "content": [{"type": "text", "text": "explore"}]}]
-    assert agent.agent_loop(messages, "You explore.", tools, show=lambda kind, text: None) == "Report."
+    assert agent.agent_loop(messages, "You explore.", tools, agent.SCREEN) == "Report."
     assert not any(b"<reminder>" in request.raw for request in scripted_api.requests)
     assert agent.TODO.items == PLAN

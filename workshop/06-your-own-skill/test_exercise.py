@@ -55,7 +55,7 @@ def test_each_file_it_points_to_is_there_and_the_model_can_read_it(scripted_api,
     for name, path in sorted(mentioned):
         assert (own[name].folder / path).is_file(), f"{name}: SKILL.md mentions {path}, which is not in the skill"
     name, path = min(mentioned)
-    wanted = f"{agent.shown_path(own[name].folder)}/{path}"
+    wanted = f"{agent.tool_path(own[name].folder)}/{path}"
     first_line = next(line for line in (own[name].folder / path).read_text(encoding="utf-8").splitlines() if line)
     scripted_api.play({"turns": [{"tool_calls": [{"name": "Skill", "input": {"name": name}}]},
                                  {"tool_calls": [{"name": "read_file", "input": {"path": wanted}}]},

@@ -1,0 +1,156 @@
+"""The four scripts read as lessons: the lesson first, the plumbing fenced at the end, one idea a line.
+
+The measures (issue 11): where `def agent_loop` starts in v1; how many lines of code stand above the
+`# -- plumbing --` heading, in v1 and added by each later version; the line length; and a few
+constructs a learner would have to decode. Lines of code are counted as cloc counts them: no blank
+lines, comment lines or docstrings. Run `python -m pytest tests/test_lesson.py -s` to see them.
+"""
+import ast
+import io
+import itertools
+import tokenize
+
+import pytest
+
+from tests.agents import ROOT, SCRIPTS, VERSIONS
+
+PLUMBING_HEADING = "# -- plumbing -- "
+AGENT_LOOP_BY_LINE = 120  # v1: `def agent_loop` starts within the first 120 lines
+V1_LESSON_BUDGET = 150  # v1: code lines above the plumbing heading
+STEP_BUDGETS = {"v2": 70, "v3": 110, "v4": 110}  # code lines each version adds above the heading
+LINE_LENGTH = 100
+
+
+def source_of(version: str) -> str:
+    return (ROOT / SCRIPTS[version]).read_text(encoding="utf-8")
+
+
+def code_lines(source: str) -> list[int]:
+    """The numbers of the lines that are code: not blank, not only a comment, not a docstring."""
+    docstring_lines = set()
+    for node in ast.walk(ast.parse(source)):
+        kinds = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+        if isinstance(node, kinds) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                if isinstance(first.value.value, str):
+                    docstring_lines.update(range(first.lineno, first.end_lineno + 1))
+    numbers = []
+    for number, line in enumerate(source.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#") and number not in docstring_lines:
+            numbers.append(number)
+    return numbers
+
+
+def plumbing_line(source: str) -> int:
+    """The line number of the plumbing heading; the test fails if there is not exactly one."""
+    numbers = [number for number, line in enumerate(source.splitlines(), 1)
+               if line.startswith(PLUMBING_HEADING)]
+    assert len(numbers) == 1, f"expected one {PLUMBING_HEADING!r} heading, found {len(numbers)}"
+    return numbers[0]
+
+
+def lesson_code_lines(source: str) -> int:
+    fence = plumbing_line(source)
+    return len([number for number in code_lines(source) if number < fence])
+
+
+def construct_problems(source: str) -> list[str]:
+    """The constructs a learner must decode, each with its line: `:=`, a conditional expression
+    run for its effect, next(generator, default), a generator unpacked into names, a comprehension
+    with more than one `for` or `if`, and two statements on one line."""
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        where = f"line {getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.NamedExpr):
+            problems.append(f"{where}: walrus operator :=")
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.IfExp):
+            problems.append(f"{where}: a conditional expression used as a statement")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "next" and node.args and isinstance(node.args[0], ast.GeneratorExp):
+                problems.append(f"{where}: next(generator, default) used as a search")
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.GeneratorExp):
+            if isinstance(node.targets[0], ast.Tuple | ast.List):
+                problems.append(f"{where}: a generator unpacked into names")
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            conditions = sum(len(generator.ifs) for generator in node.generators)
+            if len(node.generators) > 1 or conditions > 1:
+                problems.append(f"{where}: a comprehension with more than one for or if")
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    for token in tokens:
+        if token.type == tokenize.OP and token.string == ";":
+            problems.append(f"line {token.start[0]}: two statements on one line")
+    return problems
+
+
+# -- the measures themselves work --
+
+def test_code_lines_leave_out_blank_lines_comments_and_docstrings():
+    source = '"""Module\ndocstring."""\n\n# a comment\ndef f():\n    """Doc."""\n    return "#"  # kept\n'
+    assert code_lines(source) == [5, 7]
+
+
+@pytest.mark.parametrize("source", [
+    "if (n := len(x)) > 1:\n    pass\n",
+    "print('a') if x else print('b')\n",
+    "hit = next((h for h in table if h), None)\n",
+    "first, second = (part for part in pair)\n",
+    "pairs = [(a, b) for a in x for b in y]\n",
+    "kept = [a for a in x if a if a > 1]\n",
+    "a = 1; b = 2\n",
+])
+def test_each_banned_construct_is_found(source):
+    assert construct_problems(source)
+
+
+def test_plain_code_has_no_problems():
+    source = "hint = 'a' if x else 'b'\nnames = [n for n in x if n]\nfirst = next(iter(x))\n"
+    assert construct_problems(source) == []
+
+
+# -- the scripts --
+
+def test_v1_reaches_the_loop_early_and_keeps_its_lesson_small():
+    source = source_of("v1")
+    starts = [number for number, line in enumerate(source.splitlines(), 1)
+              if line.startswith("def agent_loop(")]
+    loop_line = starts[0]
+    lesson = lesson_code_lines(source)
+    print(f"\nv1_basic.py: def agent_loop at line {loop_line}; {lesson} code lines above the "
+          f"plumbing heading (line {plumbing_line(source)}); {len(code_lines(source))} in all")
+    assert loop_line <= AGENT_LOOP_BY_LINE
+    assert lesson <= V1_LESSON_BUDGET
+
+
+PAIRS = list(itertools.pairwise(VERSIONS))
+
+
+@pytest.mark.parametrize(("older", "newer"), PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_each_step_adds_a_small_lesson(older, newer):
+    added = lesson_code_lines(source_of(newer)) - lesson_code_lines(source_of(older))
+    print(f"\n{older} -> {newer}: {added} code lines added above the plumbing heading "
+          f"(budget {STEP_BUDGETS[newer]})")
+    assert added <= STEP_BUDGETS[newer]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_line_fits_in_100_characters(version):
+    long_lines = [f"line {number}: {len(line)} characters"
+                  for number, line in enumerate(source_of(version).splitlines(), 1)
+                  if len(line) > LINE_LENGTH]
+    assert long_lines == []
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_no_construct_a_learner_must_decode(version):
+    assert construct_problems(source_of(version)) == []
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_plumbing_is_the_last_section_and_says_skip_on_first_read(version):
+    lines = source_of(version).splitlines()
+    fence = plumbing_line(source_of(version))
+    assert "skip on first read" in lines[fence - 1]
+    later_headings = [line for line in lines[fence:] if line.startswith("# -- ")]
+    assert later_headings, "the plumbing has its parts, each under a `# -- plumbing/... --` heading"
+    assert all(line.startswith("# -- plumbing/") for line in later_headings), later_headings
