@@ -369,9 +369,9 @@ TOOL_HANDLERS["Task"] = run_subagent
 # -- read_only -- a read-only shell for explore and plan: parse the command, check every word
 READ_ONLY_COMMANDS = {  # command: its options that write files, run programs or never end
     "ls": [], "cat": [], "head": [], "tail": ["-f", "-F", "--follow"], "wc": [], "grep": [],
-    "cut": [], "sort": ["-o", "--output", "--compress-program"], "uniq": [], "diff": [],
-    "file": ["-C", "--compile"], "stat": [], "du": [], "pwd": [], "echo": [],
-    "tree": ["-o", "-R"], "rg": ["--pre", "--hostname-bin"],
+    "cut": [], "sort": ["-o", "--output", "--compress-program", "-T", "--temporary-directory"],
+    "file": ["-C", "--compile"], "stat": [], "du": [], "pwd": [], "echo": [], "uniq": [],
+    "tree": ["-o", "-R"], "rg": ["--pre", "--hostname-bin"], "diff": [],
     "find": ["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
              "-fls"],
     "git log": ["--output", "--ext-diff"], "git show": ["--output", "--ext-diff"],
@@ -442,6 +442,7 @@ def main() -> int:
     check_setup(args.workdir, "v3")  # the API key is there and the folder exists, or exit
     os.chdir(args.workdir)
     SCREEN.note(f"{MODEL_ID} in {Path.cwd()}")
+    note_if_parsing_only()  # read_only_bash without an OS sandbox here: say so, once
     if args.task:
         return run_turn([], " ".join(args.task))
     history = []
@@ -456,8 +457,10 @@ def main() -> int:
 # Everything below is called from above by a name that says what it does. A reader who stops
 # here has read a complete, correct agent; what follows makes it robust and pleasant to use.
 # The plumbing's own imports are here, so that the lesson's list at the top stays short.
+import atexit
 import contextlib
 import errno
+import functools
 import json
 import re
 import shlex
@@ -1057,10 +1060,97 @@ def refused_option(word: str, refused: list[str]) -> str | None:
 
 
 def as_command_line(pipeline: list[list[str]]) -> str:
-    """The checked words, quoted again so no shell can turn them into globs or substitutions.
-    GIT_OPTIONAL_LOCKS=0: without it, git status refreshes the index, which is a write."""
-    commands = [shlex.join(argv) for argv in pipeline]
-    return "export GIT_OPTIONAL_LOCKS=0; " + " | ".join(commands)
+    """The checked words, quoted again so no shell can turn them into globs or substitutions;
+    git with its program-running features off, a memory limit, and the OS sandbox (below)."""
+    commands = [shlex.join(without_git_programs(argv)) for argv in pipeline]
+    script = f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; " + " | ".join(commands)
+    return "exec " + shlex.join([*read_only_launcher(), "/bin/sh", "-c", script])
+
+
+# -- plumbing/sandbox -- read-only at the OS level too: bubblewrap where it runs, else parsing only
+# The parser decides what may run; the sandbox makes a command that got through unable to write,
+# reach the network, see the API key or read outside the work folder. Both modes: a cleared
+# environment, git without the settings that run programs, a memory limit.
+READ_ONLY_MEMORY_KB = 1024 * 1024  # address space of each command: tail /dev/zero stops at 1 GiB
+SANDBOX_TMP_BYTES = 64 * 1024 * 1024  # the sandbox's private /tmp, thrown away after each command
+GIT_SAFE_CONFIG = [  # -c beats the repository's .git/config, which an untrusted repo can fill
+    "core.fsmonitor=false", "diff.external=", "log.showSignature=false", "gpg.program=false",
+    "gpg.ssh.program=false", "gpg.x509.program=false", "protocol.allow=never", "gc.auto=0",
+    "maintenance.auto=false", "core.pager=cat"]
+GIT_NO_PROGRAM_FLAGS = {"log": ["--no-ext-diff", "--no-textconv"], "diff": ["--no-ext-diff",
+                        "--no-textconv"], "show": ["--no-ext-diff", "--no-textconv"],
+                        "blame": ["--no-textconv"], "grep": ["--no-textconv"]}
+READ_ONLY_ENV = {  # all a read-only command gets: no API key; git neither locks nor fetches
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+    "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"}
+# What the sandbox shows besides the work folder: programs, libraries and the few files of /etc they
+# read (all of /etc would include /etc/shadow, readable when the agent runs as root).
+SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
+                  "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/localtime",
+                  "/etc/alternatives", "/etc/magic", "/etc/magic.mime"]
+
+
+def without_git_programs(argv: list[str]) -> list[str]:
+    """git with GIT_SAFE_CONFIG, and its no-program flags last (before any --), so they win over
+    a --textconv of the model's."""
+    if argv[0] != "git":
+        return argv
+    config = []
+    for setting in GIT_SAFE_CONFIG:
+        config += ["-c", setting]
+    words = argv[2:]
+    end = words.index("--") if "--" in words else len(words)
+    flags = GIT_NO_PROGRAM_FLAGS.get(argv[1], [])
+    return ["git", *config, argv[1], *words[:end], *flags, *words[end:]]
+
+
+def read_only_launcher() -> list[str]:
+    """The words that start a read-only command: bwrap's, or env -i's with a private temp folder."""
+    if sandbox_ready():
+        return [*sandbox_argv(Path.cwd().resolve()), "--"]
+    private = private_tmp()
+    env = {**READ_ONLY_ENV, "HOME": private, "TMPDIR": private}
+    return ["/usr/bin/env", "-i", *[f"{name}={value}" for name, value in env.items()]]
+
+
+def sandbox_argv(workdir: Path) -> list[str]:
+    """Read-only system folders and work folder, a private /tmp, no network. In its own PID
+    namespace: when the command ends or is killed, every process it left is killed with it."""
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
+            "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL", "--clearenv", "--dev", "/dev",
+            "--proc", "/proc", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    for path in SANDBOX_SYSTEM:
+        argv += ["--ro-bind-try", path, path]
+    argv += ["--ro-bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+    for name, value in {**READ_ONLY_ENV, "HOME": "/tmp", "TMPDIR": "/tmp"}.items():
+        argv += ["--setenv", name, value]
+    return argv
+
+
+@functools.cache
+def sandbox_ready() -> bool:
+    """Whether bubblewrap is here and starts (user namespaces may be off): tried once."""
+    if not shutil.which("bwrap"):
+        return False
+    probe = subprocess.run([*sandbox_argv(Path.cwd().resolve()), "--", "true"],
+                           capture_output=True, timeout=30, check=False)
+    return probe.returncode == 0
+
+
+@functools.cache
+def private_tmp() -> str:
+    """Without the sandbox: a temp folder of our own for the session (sort spills there, not into
+    the work folder or $HOME), removed when the session ends."""
+    folder = tempfile.mkdtemp(prefix="read-only-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def note_if_parsing_only() -> None:
+    if not sandbox_ready():
+        SCREEN.note("read_only_bash: read-only is enforced by parsing only here (bubblewrap is "
+                    "missing or cannot start); the parser still refuses anything that writes")
 
 
 # -- plumbing/status -- one status line per running subagent, redrawn in place on a terminal
