@@ -1422,7 +1422,7 @@ class SkillSkipped(Exception):
 
 
 def warn(text: str) -> None:
-    print(f"[{text}]", file=sys.stderr)
+    print(f"[{CONTROL_CHARS.sub('?', text)}]", file=sys.stderr)  # names and paths from skill files
 
 
 def tool_path(path: Path) -> str:
@@ -1453,19 +1453,23 @@ def read_skill_or_warn(skill_md: Path) -> Skill | None:
         return read_skill(skill_md)
     except SkillSkipped as exc:
         warn(f"skill skipped: {tool_path(skill_md.resolve())} {exc}")
-        return None
+    except Exception as exc:  # noqa: BLE001 - whatever one skill file does, the others still load
+        warn(f"skill skipped: {tool_path(skill_md.resolve())} cannot be loaded: "
+             f"{type(exc).__name__}: {exc}")
+    return None
 
 
 def note_override(old: Skill, new: Skill) -> None:
-    SCREEN.note(f"skill {new.name} from {tool_path(new.folder.parent)} overrides the one in "
-                f"{tool_path(old.folder.parent)}")
+    line = (f"skill {new.name} from {tool_path(new.folder.parent)} overrides the one in "
+            f"{tool_path(old.folder.parent)}")
+    SCREEN.note(CONTROL_CHARS.sub("?", line))  # folder names may hold escape codes
 
 
 def read_front_matter(skill_md: Path) -> tuple[dict, str]:
     """The fields of a SKILL.md's front matter, and its body; SkillSkipped if there are none."""
     try:
-        front_matter, body = split_front_matter(skill_md.read_text(encoding="utf-8-sig"))
-        fields = yaml.safe_load(front_matter)
+        front_matter, body = split_front_matter(read_skill_file(skill_md))  # bounded, regular
+        fields = yaml.load(front_matter, Loader=FrontMatterLoader)  # noqa: S506 - a SafeLoader
     except (OSError, UnicodeDecodeError) as exc:
         raise SkillSkipped(f"cannot be read: {exc}") from None
     except yaml.YAMLError as exc:
@@ -1476,6 +1480,7 @@ def read_front_matter(skill_md: Path) -> tuple[dict, str]:
                            f"{exc}") from None
     if not isinstance(fields, dict):
         raise SkillSkipped("has front matter that is not a set of 'key: value' fields")
+    refuse_unusable_name(skill_name(fields, skill_md.parent.name))
     return fields, body
 
 
@@ -1581,6 +1586,49 @@ def resource_files(folder: Path) -> list[Path]:
         if path.is_file() and path != folder / "SKILL.md" and not hidden and inside:
             files.append(path)
     return files
+
+
+# -- plumbing/skill_files -- a hostile skill file cannot hang, flood or crash start-up
+SKILL_FILE_LIMIT = 256 * 1024  # bytes of one SKILL.md (its body is read whole at start-up)
+YAML_NODE_LIMIT = 2000  # nodes in one front matter; a few fields need far fewer
+
+
+def read_skill_file(skill_md: Path) -> str:
+    """A SKILL.md's text, if it is a regular file of at most SKILL_FILE_LIMIT bytes: a FIFO or a
+    link to /dev/zero is opened without waiting, then refused; a huge file is not read past it."""
+    fd = os.open(skill_md, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SkillSkipped("is not a regular file (a FIFO, a device, ...)")
+        data = file.read(SKILL_FILE_LIMIT + 1)
+    if len(data) > SKILL_FILE_LIMIT:
+        raise SkillSkipped(f"is over {SKILL_FILE_LIMIT:,} bytes; put long parts in references/")
+    return data.decode("utf-8-sig")
+
+
+class FrontMatterLoader(yaml.SafeLoader):
+    """yaml.SafeLoader without anchors and aliases (& and *), and with at most YAML_NODE_LIMIT
+    nodes: a few hundred bytes of aliases, or merge keys (<<) built on them, can expand into
+    millions."""
+
+    nodes = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise yaml.YAMLError("anchors and aliases (& and *) are not allowed in front matter")
+        self.nodes += 1
+        if self.nodes > YAML_NODE_LIMIT:
+            raise yaml.YAMLError(f"more than {YAML_NODE_LIMIT:,} YAML nodes in the front matter")
+        return super().compose_node(parent, index)
+
+
+def refuse_unusable_name(name: str) -> None:
+    """The catalogue and the Skill tool use a name as it is, so it must be the spec's kind of word:
+    no newline to inject catalogue lines, no escape codes for the terminal."""
+    if not NAME_CHARACTERS.fullmatch(name):
+        raise SkillSkipped(f"has the name {name!r}; use only lowercase letters, digits and "
+                           "hyphens (a skill with any other name is not loaded)")
 
 
 if __name__ == "__main__":

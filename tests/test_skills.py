@@ -83,8 +83,8 @@ def test_descriptions_in_any_yaml_form_become_one_catalogue_line(scripted_api, a
 # -- checking SKILL.md against the specification: warn and load, or skip --
 LONG_NAME = "a" * 65
 CHECKS = [  # (folder, SKILL.md, the one line the user sees after the file's path, is the skill loaded?)
-    ("Bad_Name", skill_md("Bad_Name"),
-     "has the name 'Bad_Name'; use only lowercase letters, digits and hyphens", True),
+    ("Bad_Name", skill_md("Bad_Name"), "has the name 'Bad_Name'; use only lowercase letters, digits and "
+     "hyphens (a skill with any other name is not loaded)", False),
     ("-edge-", skill_md("-edge-"), "has the name '-edge-'; it must not start or end with a hyphen", True),
     ("two--hyphens", skill_md("two--hyphens"),
      "has the name 'two--hyphens'; it must not have two hyphens in a row", True),
@@ -201,14 +201,16 @@ def test_the_file_list_holds_only_what_read_file_can_read_and_names_that_are_not
     assert "linked.md" not in content
 
 
-def test_a_folder_name_that_is_not_utf8_still_makes_a_valid_request(scripted_api, version, tmp_path, skills_root):
+def test_a_folder_name_that_is_not_utf8_is_skipped_and_the_request_stays_valid(scripted_api, version, tmp_path,
+                                                                              skills_root):
     folder = Path(os.fsdecode(os.fsencode(skills_root) + b"/caf\xe9"))
     write_skill(folder.parent, folder.name, skill_md(name=None))  # no name: the folder's name is used
     scripted_api.play({"turns": [{"text": "ok"}]})
     done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "--skills-dir", str(skills_root),
                           "hi")
     assert done.returncode == 0, done.stderr
-    assert "\n- caf?: Does one thing." in scripted_api.requests[0].body["system"]
+    assert "has the name 'caf?'; use only lowercase letters" in done.stderr
+    assert "caf" not in scripted_api.requests[0].body["system"]
 
 
 def test_the_find_hint_for_a_crowded_skill_quotes_its_folder(scripted_api, agent, tmp_path_factory):
