@@ -10,6 +10,7 @@ import io
 import os
 import subprocess
 import sys
+import threading
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -109,3 +110,22 @@ def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
     (result,) = results_sent(api)
     assert result["type"] == "tool_result"
     return result
+
+
+@contextlib.contextmanager
+def fifo_at(path: Path):
+    """A FIFO at `path`. Code that opened it as a file would wait for the other end forever; after
+    5 s a helper opens and closes the other end, so such code fails its test instead of hanging it."""
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def release_a_blocked_open():
+        if not done.wait(5):
+            os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))
+    helper = threading.Thread(target=release_a_blocked_open, daemon=True)
+    helper.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        helper.join()

@@ -5,14 +5,13 @@ exactly as the model would receive it. Every version has these tools, so every t
 against every version script.
 """
 import os
-import threading
 import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from tests.agents import call_tool
+from tests.agents import call_tool, fifo_at
 
 # -- bash --
 def test_bash_returns_stdout_stderr_and_exit_code(scripted_api, agent):
@@ -219,21 +218,8 @@ def test_clip_keeps_a_result_of_exactly_the_budget_and_cuts_one_character_more(a
 # -- hostile files: the file tools open regular files only, and never through a second name --
 @pytest.fixture
 def fifo(tmp_path):
-    """A FIFO in the work directory. A tool that opened it as a file would wait for a writer (or a
-    reader) forever; after 5 s a helper opens and closes the other end, so such a tool fails the test
-    instead of hanging it."""
-    path = tmp_path / "pipe"
-    os.mkfifo(path)
-    done = threading.Event()
-
-    def release_a_blocked_open():
-        if not done.wait(5):
-            os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))
-    helper = threading.Thread(target=release_a_blocked_open, daemon=True)
-    helper.start()
-    yield path
-    done.set()
-    helper.join()
+    with fifo_at(tmp_path / "pipe") as path:
+        yield path
 
 
 @pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("write_file", {"content": "x"}),
