@@ -34,8 +34,9 @@ skip the schema check); `stop_reason` (default `tool_use` with tool calls,
 else `end_turn`); `expect` (`tool_result_contains`, `tool_result_is_error`,
 `last_user_contains`, `system_contains`, `tools`); `latency` in seconds;
 `hold: true` (the reply waits, after its latency, until the test calls
-`api.release()`, so the test decides what happens first); `repeat: N`; or `error` (`status`, `message`, `retry_after_ms`) instead of
-content. Other top-level keys (`name`, `task`, ...) are left for the reader.
+`api.release()`, so the test decides what happens first); `repeat: N`; or
+`error` (`status`, `message`, `retry_after_ms`) instead of content. Other
+top-level keys (`name`, `task`, ...) are left for the reader.
 """
 
 from __future__ import annotations
@@ -303,7 +304,8 @@ class ScriptedAPI:
         released = self._released
         if not released.wait(HOLD_LIMIT):
             with self._lock:
-                self.problems.append(f"a `hold: true` reply waited {HOLD_LIMIT} s: the test never called release()")
+                self.problems.append(f"a `hold: true` reply waited {HOLD_LIMIT} s: "
+                                     "the test never called release()")
 
     def remaining(self) -> int:
         with self._lock:
@@ -348,7 +350,8 @@ class ScriptedAPI:
         if "error" in turn:
             return error_reply(turn["error"], turn.get("latency", 0))
         self.problems += [f"{label}: {problem}" for problem in tool_call_problems(turn.get("tool_calls", []), body)]
-        return Reply(200, self._message(turn, body), body.get("stream") is True, turn.get("latency", 0),
+        stream = body.get("stream") is True
+        return Reply(200, self._message(turn, body), stream, turn.get("latency", 0),
                      hold=turn.get("hold", False))
 
     def _track_for(self, body: dict) -> tuple[str, deque]:
@@ -392,8 +395,8 @@ class Handler(BaseHTTPRequestHandler):
         if reply.hold:
             self.server.api.wait_for_release()
         if record is not None:
-            # Before the first byte goes out: a client that has read the reply must find it stamped.
-            # Stamped after the write, the client's thread could read the record before this one ran.
+            # Before the first byte goes out: a client that has the reply must find it stamped.
+            # Stamped after the write, the client could read the record before this line ran.
             record.answered = time.monotonic()
         try:
             self._send(reply)

@@ -55,9 +55,9 @@ def run_in_process(path: Path, *args: str, env: dict | None = None, cwd: Path | 
                    input_text: str = "") -> subprocess.CompletedProcess:
     """Run a script's main() as run_file would, but in this process: no second `import anthropic`.
 
-    The same arguments and the same result. The environment, the working folder, sys.argv and the
-    standard streams are set for the run and restored after it; a SystemExit or an uncaught exception
-    ends it with the exit code and stderr text the interpreter would give.
+    The same arguments and the same result. The environment, the working folder, sys.argv and
+    the standard streams are set for the run and restored after it; a SystemExit or an uncaught
+    exception ends it with the exit code and stderr text the interpreter would give.
     """
     saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -82,7 +82,7 @@ def run_in_process(path: Path, *args: str, env: dict | None = None, cwd: Path | 
 
 
 def run_main(path: Path, input_text: str) -> int:
-    """Load the script (its top level reads the environment) and run main() with input_text as stdin."""
+    """Load the script (its top level reads the environment); run main() on input_text."""
     saved_stdin, sys.stdin = sys.stdin, io.StringIO(input_text)
     try:
         return load_script(path).main()
@@ -114,8 +114,8 @@ def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
 
 @contextlib.contextmanager
 def fifo_at(path: Path):
-    """A FIFO at `path`. Code that opened it as a file would wait for the other end forever; after
-    5 s a helper opens and closes the other end, so such code fails its test instead of hanging it."""
+    """A FIFO at `path`. Code that opened it as a file would wait for the other end forever;
+    after 5 s a helper opens and closes the other end, so such code fails instead of hanging."""
     os.mkfifo(path)
     done = threading.Event()
 

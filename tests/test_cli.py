@@ -38,7 +38,8 @@ def test_one_shot_exits_1_when_the_turn_does_not_finish(scripted_api, version, t
 
 
 def test_missing_key_is_one_clear_line(version, tmp_path):
-    done = run_main(version, "task", cwd=tmp_path, env={"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None})
+    no_key = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None}
+    done = run_main(version, "task", cwd=tmp_path, env=no_key)
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
     assert "Traceback" not in done.stderr

@@ -7,9 +7,11 @@ nothing, sort cannot pick its temp folder, every command has a memory limit, and
 not in a command's environment. What only the sandbox adds: reads stay in the work folder, no
 network, nothing writable, and no process outlives its command.
 """
+
 import os
 import shutil
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -24,8 +26,12 @@ def bwrap_problem() -> str | None:
     """Why no sandbox can run here, or None."""
     if not shutil.which("bwrap"):
         return "bubblewrap (bwrap) is not installed; .ci/run installs it on Debian"
-    probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "true"],
-                           capture_output=True, text=True, check=False)
+    probe = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return f"bwrap cannot start here: {probe.stderr.strip()}" if probe.returncode else None
 
 
@@ -34,7 +40,9 @@ def mode(request, monkeypatch, tmp_path) -> str:
     if request.param == "sandbox" and (problem := bwrap_problem()):
         pytest.skip(problem)
     if request.param == "parsing only":
-        monkeypatch.setenv("PATH", str(tmp_path / "no-bwrap-here"))  # the commands get their own PATH
+        monkeypatch.setenv(
+            "PATH", str(tmp_path / "no-bwrap-here")
+        )  # the commands get their own PATH
     return request.param
 
 
@@ -49,25 +57,50 @@ def hostile_repo(tmp_path, tmp_path_factory):
     """A git repository in the work folder whose .git/config and .gitattributes make read-only git
     commands run programs; each would leave a file in `marks`, a folder outside the work folder."""
     marks = tmp_path_factory.mktemp("marks")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
     (tmp_path / "a.txt").write_text("alpha\n")
-    for command in (["git", "init", "-q"], ["git", "add", "a.txt"], ["git", "commit", "-qm", "one"]):
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "add", "a.txt"],
+        ["git", "commit", "-qm", "one"],
+    ):
         subprocess.run(command, cwd=tmp_path, env=env, check=True)
     (tmp_path / "a.txt").write_text("alpha\nbeta\n")
     (tmp_path / ".gitattributes").write_text("*.txt diff=shown\n")
-    for key, name in [("core.fsmonitor", "fsmonitor"), ("diff.external", "external-diff"),
-                      ("diff.shown.textconv", "textconv"), ("gpg.program", "gpg")]:
-        subprocess.run(["git", "config", key, f"touch {marks / name}; cat"], cwd=tmp_path, check=True)
+    for key, name in [
+        ("core.fsmonitor", "fsmonitor"),
+        ("diff.external", "external-diff"),
+        ("diff.shown.textconv", "textconv"),
+        ("gpg.program", "gpg"),
+    ]:
+        subprocess.run(
+            ["git", "config", key, f"touch {marks / name}; cat"], cwd=tmp_path, check=True
+        )
     os.utime(tmp_path / "a.txt", (1, 1))  # a changed timestamp: git would refresh .git/index for it
     return marks
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-@pytest.mark.parametrize("command", ["git diff", "git status", "git log -p --format=%G?%s",
-                                     "git show --show-signature", "git log -p --textconv"])
-def test_a_hostile_repository_runs_no_program_and_writes_nothing(scripted_api, agent, hostile_repo, mode,
-                                                                 tmp_path, command):
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff",
+        "git status",
+        "git log -p --format=%G?%s",
+        "git show --show-signature",
+        "git log -p --textconv",
+    ],
+)
+def test_a_hostile_repository_runs_no_program_and_writes_nothing(
+    scripted_api, agent, hostile_repo, mode, tmp_path, command
+):
     before = files(tmp_path)
     result = read_only_result(scripted_api, agent, command)
     assert result["content"].endswith("[exit code 0]"), result["content"]
@@ -75,11 +108,16 @@ def test_a_hostile_repository_runs_no_program_and_writes_nothing(scripted_api, a
     assert files(tmp_path) == before  # .git/index included
 
 
-@pytest.mark.parametrize("command", ["sort -T . a.txt", "sort --temporary-directory=. a.txt",
-                                     "sort -zT/tmp a.txt"])
+@pytest.mark.parametrize(
+    "command", ["sort -T . a.txt", "sort --temporary-directory=. a.txt", "sort -zT/tmp a.txt"]
+)
 def test_sort_may_not_choose_where_its_temp_files_go(scripted_api, agent, mode, command):
     result = read_only_result(scripted_api, agent, command)
-    assert result["is_error"] and "refused: sort -" in result["content"] and "writes files" in result["content"]
+    assert (
+        result["is_error"]
+        and "refused: sort -" in result["content"]
+        and "writes files" in result["content"]
+    )
 
 
 def test_every_command_has_a_memory_limit(scripted_api, agent, mode):
@@ -110,21 +148,43 @@ def test_reads_stay_in_the_work_folder(scripted_api, agent, sandboxed, tmp_path,
 
 
 def test_there_is_no_network(scripted_api, agent, sandboxed):
-    interfaces = read_only_result(scripted_api, agent, "cat /proc/net/dev")["content"].splitlines()[2:-1]
+    interfaces = read_only_result(scripted_api, agent, "cat /proc/net/dev")["content"].splitlines()[
+        2:-1
+    ]
     assert [line.split(":")[0].strip() for line in interfaces] == ["lo"]
 
 
 def test_a_command_the_parser_let_through_still_cannot_write(agent, sandboxed, tmp_path):
-    """The second layer alone: a write the parser would have refused, run straight in the sandbox."""
-    done = subprocess.run([*agent.sandbox_argv(tmp_path), "--", "sh", "-c", "echo x > written.txt"],
-                          capture_output=True, text=True, check=False)
+    """The second layer alone: a write the parser would refuse, run straight in the sandbox."""
+    done = subprocess.run(
+        [*agent.sandbox_argv(tmp_path), "--", "sh", "-c", "echo x > written.txt"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode != 0 and "Read-only file system" in done.stderr
     assert not (tmp_path / "written.txt").exists()
 
 
 def test_no_process_outlives_its_command(agent, sandboxed, tmp_path):
     marker = f"{uuid.uuid4().int % 10**6}.{os.getpid()}"  # a unique sleep length to look for
-    subprocess.run([*agent.sandbox_argv(tmp_path), "--", "sh", "-c", f"setsid sleep {marker} & echo started"],
-                   capture_output=True, check=True)
-    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True, check=False)
-    assert left.stdout == ""
+    subprocess.run(
+        [*agent.sandbox_argv(tmp_path), "--", "sh", "-c", f"setsid sleep {marker} & echo started"],
+        capture_output=True,
+        check=True,
+    )
+    deadline = (
+        time.monotonic() + 5
+    )  # the namespace's processes are killed as it ends; let that land
+    while sleeping(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not sleeping(marker)
+
+
+def sleeping(marker: str) -> bool:
+    return (
+        subprocess.run(
+            ["pgrep", "-f", f"sleep {marker}"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )

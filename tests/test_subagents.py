@@ -285,7 +285,7 @@ def test_on_a_terminal_the_status_line_is_redrawn_in_place(scripted_api, agent, 
 
 @pytest.fixture
 def ctrl_c_raises():
-    """Python leaves SIGINT ignored when it starts with it ignored, as under a shell script's `pytest &`."""
+    """Python leaves SIGINT ignored if it started so, as under a shell script's `pytest &`."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
@@ -299,7 +299,8 @@ def test_ctrl_c_stops_running_subagents_and_answers_every_call(scripted_api, age
         "turns": [{"tool_calls": [task("CHILD-1: write one.", "code"), task("CHILD-2: write two.", "code")]},
                   {"expect": {"last_user_contains": "never mind"}, "text": "Stopped."}],
         "tracks": [{"match": f"CHILD-{n}", "turns": [
-            {"hold": True, "tool_calls": [{"name": "write_file", "input": {"path": f"{n}.txt", "content": "x"}}]},
+            {"hold": True, "tool_calls": [{"name": "write_file",
+                                            "input": {"path": f"{n}.txt", "content": "x"}}]},
             {"text": "Wrote it."}]} for n in (1, 2)]})
 
     def press_ctrl_c_once_both_subagents_wait_for_the_model():

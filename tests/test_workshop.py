@@ -1,8 +1,9 @@
 """The workshop (workshop/): every exercise is complete, its reference solution applies, and its tests can fail.
 
 The exercises' own tests run against the reference solutions in the main test run (testpaths includes
-workshop/). Here each exercise runs once more, in-process (pytester), against the untouched version script an
-attendee starts from: its tests must fail (exit code 1), not break (2 interrupted, 4 usage error, 5 no tests).
+workshop/). Here each exercise runs once more, in this process (pytester), against the
+untouched version script an attendee starts from: its tests must fail (exit code 1), not break
+(2 interrupted, 4 usage error, 5 no tests).
 """
 import difflib
 
@@ -38,7 +39,8 @@ def test_the_untouched_starting_point_fails_the_exercise(exercise, pytester, mon
     done = pytester.runpytest_inprocess(f"workshop/{exercise}", "--solution", EXERCISES[exercise],
                                         "-p", "no:xdist", "-q")
     summary = done.outlines[-1] if done.outlines else "\n".join(done.errlines)
-    assert done.ret == 1 and " failed" in summary, "\n".join(done.outlines[-60:] + done.errlines[-60:])
+    output = "\n".join(done.outlines[-60:] + done.errlines[-60:])
+    assert done.ret == 1 and " failed" in summary, output
 
 
 def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_path):
