@@ -9,7 +9,7 @@ import pytest
 
 from tests.agents import load_script
 
-pytest_plugins = ["scripted.pytest_plugin"]
+pytest_plugins = ["scripted.pytest_plugin", "pytester"]  # pytester: workshop runs in-process
 
 
 @pytest.fixture

@@ -192,18 +192,18 @@ def read_file(path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
 def write_file(path: str, content: str) -> str:
     target = workdir_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
+    write_text_file(target, content)  # a regular file with one name, never through a symlink
     return f"wrote {len(content):,} characters to {path}"
 
 
 def edit_file(path: str, old_text: str, new_text: str) -> str:
     target = workdir_path(path)
-    text = target.read_bytes().decode("utf-8")  # not read_text(): \r\n endings stay as they are
+    text = read_text_file(target)  # as bytes, so \r\n endings stay as they are; regular files only
     old_text, new_text = match_line_endings(text, old_text, new_text)
     matches = count_matches(text, old_text)
     if matches != 1:
         raise ToolError(f"old_text matches {matches} places in {path}; {edit_hint(matches)}")
-    target.write_text(text.replace(old_text, new_text), encoding="utf-8", newline="")
+    write_text_file(target, text.replace(old_text, new_text), newline="")
     return f"edited {path}"
 
 
@@ -379,9 +379,9 @@ TOOL_HANDLERS["Task"] = run_subagent
 # -- read_only -- a read-only shell for explore and plan: parse the command, check every word
 READ_ONLY_COMMANDS = {  # command: its options that write files, run programs or never end
     "ls": [], "cat": [], "head": [], "tail": ["-f", "-F", "--follow"], "wc": [], "grep": [],
-    "cut": [], "sort": ["-o", "--output", "--compress-program"], "uniq": [], "diff": [],
-    "file": ["-C", "--compile"], "stat": [], "du": [], "pwd": [], "echo": [],
-    "tree": ["-o", "-R"], "rg": ["--pre", "--hostname-bin"],
+    "cut": [], "sort": ["-o", "--output", "--compress-program", "-T", "--temporary-directory"],
+    "file": ["-C", "--compile"], "stat": [], "du": [], "pwd": [], "echo": [], "uniq": [],
+    "tree": ["-o", "-R"], "rg": ["--pre", "--hostname-bin"], "diff": [],
     "find": ["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
              "-fls"],
     "git log": ["--output", "--ext-diff"], "git show": ["--output", "--ext-diff"],
@@ -565,6 +565,7 @@ def main() -> int:
     skills_dirs = [Path(folder).resolve() for folder in args.skills_dir]  # from where typed
     os.chdir(args.workdir)
     SCREEN.note(f"{MODEL_ID} in {Path.cwd()}")
+    note_if_parsing_only()  # read_only_bash without an OS sandbox here: say so, once
     install_skills(load_skills(skill_sources(skills_dirs)))
     if args.task:
         return run_turn([], " ".join(args.task))
@@ -580,12 +581,16 @@ def main() -> int:
 # Everything below is called from above by a name that says what it does. A reader who stops
 # here has read a complete, correct agent; what follows makes it robust and pleasant to use.
 # The plumbing's own imports are here, so that the lesson's list at the top stays short.
+import atexit
 import contextlib
+import errno
+import functools
 import json
 import re
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -705,9 +710,23 @@ BASH_OUTPUT_LIMIT = 10_000_000  # bytes a command may write before it is stopped
 
 def refuse_if_blocked(command: str) -> None:
     for blocked in BLOCKED_COMMANDS:
-        if blocked in command:
+        if blocked in command or blocked in blocklist_spelling(command):
             raise ToolError("refused: the command matches the blocklist of destructive commands "
                             "(a teaching guard)")
+
+
+# The blocklist's entries however they are spelled; quotes and variables still get past it.
+BLOCKED_PROGRAM_PATH = re.compile(r"^\S*/(?=(rm|sudo|mkfs|shutdown|reboot|dd)\S*$)")  # /bin/rm
+RECURSIVE = r"(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)"
+FORCE = r"(?:-[a-zA-Z]*f[a-zA-Z]*|--force)"
+RM_RF = re.compile(rf"\brm (?=(?:-\S* )*{RECURSIVE} )(?=(?:-\S* )*{FORCE} )(?:-\S* )+")
+
+
+def blocklist_spelling(command: str) -> str:
+    """The command as the blocklist reads it: one space between words (tabs, runs of spaces),
+    programs without their folder, and rm's recursive and force options, in any order, as -rf."""
+    words = [BLOCKED_PROGRAM_PATH.sub("", word) for word in command.split()]
+    return RM_RF.sub("rm -rf ", " ".join(words) + " ")
 
 
 def run_command(command: str) -> tuple[str, int]:
@@ -762,20 +781,51 @@ def workdir_path(path: str) -> Path:
 
 def read_lines(path: Path, offset: int, limit: int) -> tuple[list[str], int]:
     """Up to `limit` lines of a text file from line `offset`, each cut at LINE_LIMIT characters,
-    and how many lines the file has. A binary file is refused."""
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
-        raise ToolError(f"{path.name} looks binary ({len(data):,} bytes); read_file shows text. "
-                        "Try bash: file, xxd | head")
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    page = lines[offset - 1:offset - 1 + limit]
-    return [cut_line(line) for line in page], len(lines)
+    and how many lines the file has. A binary file is refused. Only the lines shown are kept, and
+    only their first LINE_LIMIT characters: a huge file costs no more memory than a small one."""
+    with open_regular(path, os.O_RDONLY) as file:
+        if b"\0" in file.read(8192):
+            size = os.fstat(file.fileno()).st_size
+            raise ToolError(f"{path.name} looks binary ({size:,} bytes); read_file shows text. "
+                            "Try bash: file, xxd | head")
+        file.seek(0)
+        page, total = [], 0
+        while total < offset - 1 + limit:
+            line = line_start(file)
+            if line is None:
+                return [cut_line(line) for line in page], total
+            total += 1
+            if total >= offset:
+                page.append(line.decode("utf-8", errors="replace").rstrip("\r\n"))
+        return [cut_line(line) for line in page], total + count_lines(file)
 
 
 def cut_line(line: str) -> str:
     if len(line) <= LINE_LIMIT:
         return line
     return line[:LINE_LIMIT] + " [line cut]"
+
+
+def line_start(file) -> bytes | None:
+    """The next line's first bytes, enough for more than LINE_LIMIT characters (so cut_line sees
+    that it goes on); the rest of a longer line is skipped unread. None at the end of the file."""
+    line = file.readline(LINE_LIMIT * 4 + 4)
+    if not line:
+        return None
+    rest = line
+    while rest and not rest.endswith(b"\n"):
+        rest = file.readline(1 << 16)
+    return line
+
+
+def count_lines(file) -> int:
+    """The lines left in a file, counted a chunk at a time."""
+    count, last = 0, b"\n"
+    chunk = file.read(1 << 20)
+    while chunk:
+        count, last = count + chunk.count(b"\n"), chunk[-1:]
+        chunk = file.read(1 << 20)
+    return count + (last != b"\n")
 
 
 def page_note(path: str, offset: int, shown: int, total: int) -> list[str]:
@@ -811,6 +861,58 @@ def edit_hint(matches: int) -> str:
     if matches == 0:
         return "read the file and copy the text exactly"
     return "add nearby lines so it matches one"
+
+
+# -- plumbing/open -- the file tools open regular files only, and never through a swapped link
+EDIT_LIMIT = 64 * 1024 * 1024  # bytes edit_file reads whole; a bigger file is edited with bash
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows; the checks after opening still hold
+NO_BLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def open_regular(path: Path, flags: int, mode: str = "rb", newline: str | None = None):
+    """Open a file the tools may use. workdir_path() resolved `path`, so a symlink in its last part
+    now means it was swapped in after the check: O_NOFOLLOW refuses it. O_NONBLOCK: a FIFO cannot
+    make us wait. Then only a regular file, and for writing, one with no other name (hard link)."""
+    try:
+        fd = os.open(path, flags | NO_FOLLOW | NO_BLOCK, 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):  # a link swapped in; a FIFO nobody reads
+            raise ToolError(f"{path.name} is not a regular file; refused") from None
+        raise
+    try:
+        check_opened(path, os.fstat(fd), writing=flags != os.O_RDONLY)
+        os.set_blocking(fd, True)
+        encoding = None if "b" in mode else "utf-8"
+        return os.fdopen(fd, mode, encoding=encoding, newline=newline)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_opened(path: Path, info: os.stat_result, writing: bool) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"{path.name} is not a regular file (a FIFO, a device, ...); the file "
+                        "tools read and write regular files only")
+    if writing and info.st_nlink > 1:
+        raise ToolError(f"{path.name} has {info.st_nlink} names (hard links); writing would change "
+                        "the file under its other names too, maybe outside the work directory")
+
+
+def read_text_file(path: Path) -> str:
+    """A regular file's text as it is on disk: no line-ending translation."""
+    with open_regular(path, os.O_RDONLY) as file:
+        if os.fstat(file.fileno()).st_size > EDIT_LIMIT:
+            raise ToolError(f"{path.name} is over {EDIT_LIMIT:,} bytes; edit it with bash (sed)")
+        return file.read().decode("utf-8")
+
+
+def write_text_file(path: Path, text: str, newline: str | None = None) -> None:
+    """Create or overwrite; cut to nothing only after open_regular's checks passed."""
+    with open_regular(path, os.O_WRONLY | os.O_CREAT, "w", newline) as file:
+        file.truncate(0)
+        file.write(text)
 
 
 # -- plumbing/screen -- what the user sees: streamed text, tool calls, results, token usage
@@ -1082,10 +1184,97 @@ def refused_option(word: str, refused: list[str]) -> str | None:
 
 
 def as_command_line(pipeline: list[list[str]]) -> str:
-    """The checked words, quoted again so no shell can turn them into globs or substitutions.
-    GIT_OPTIONAL_LOCKS=0: without it, git status refreshes the index, which is a write."""
-    commands = [shlex.join(argv) for argv in pipeline]
-    return "export GIT_OPTIONAL_LOCKS=0; " + " | ".join(commands)
+    """The checked words, quoted again so no shell can turn them into globs or substitutions;
+    git with its program-running features off, a memory limit, and the OS sandbox (below)."""
+    commands = [shlex.join(without_git_programs(argv)) for argv in pipeline]
+    script = f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; " + " | ".join(commands)
+    return "exec " + shlex.join([*read_only_launcher(), "/bin/sh", "-c", script])
+
+
+# -- plumbing/sandbox -- read-only at the OS level too: bubblewrap where it runs, else parsing only
+# The parser decides what may run; the sandbox makes a command that got through unable to write,
+# reach the network, see the API key or read outside the work folder. Both modes: a cleared
+# environment, git without the settings that run programs, a memory limit.
+READ_ONLY_MEMORY_KB = 1024 * 1024  # address space of each command: tail /dev/zero stops at 1 GiB
+SANDBOX_TMP_BYTES = 64 * 1024 * 1024  # the sandbox's private /tmp, thrown away after each command
+GIT_SAFE_CONFIG = [  # -c beats the repository's .git/config, which an untrusted repo can fill
+    "core.fsmonitor=false", "diff.external=", "log.showSignature=false", "gpg.program=false",
+    "gpg.ssh.program=false", "gpg.x509.program=false", "protocol.allow=never", "gc.auto=0",
+    "maintenance.auto=false", "core.pager=cat"]
+GIT_NO_PROGRAM_FLAGS = {"log": ["--no-ext-diff", "--no-textconv"], "diff": ["--no-ext-diff",
+                        "--no-textconv"], "show": ["--no-ext-diff", "--no-textconv"],
+                        "blame": ["--no-textconv"], "grep": ["--no-textconv"]}
+READ_ONLY_ENV = {  # all a read-only command gets: no API key; git neither locks nor fetches
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+    "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"}
+# What the sandbox shows besides the work folder: programs, libraries and the few files of /etc they
+# read (all of /etc would include /etc/shadow, readable when the agent runs as root).
+SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
+                  "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/localtime",
+                  "/etc/alternatives", "/etc/magic", "/etc/magic.mime"]
+
+
+def without_git_programs(argv: list[str]) -> list[str]:
+    """git with GIT_SAFE_CONFIG, and its no-program flags last (before any --), so they win over
+    a --textconv of the model's."""
+    if argv[0] != "git":
+        return argv
+    config = []
+    for setting in GIT_SAFE_CONFIG:
+        config += ["-c", setting]
+    words = argv[2:]
+    end = words.index("--") if "--" in words else len(words)
+    flags = GIT_NO_PROGRAM_FLAGS.get(argv[1], [])
+    return ["git", *config, argv[1], *words[:end], *flags, *words[end:]]
+
+
+def read_only_launcher() -> list[str]:
+    """The words that start a read-only command: bwrap's, or env -i's with a private temp folder."""
+    if sandbox_ready():
+        return [*sandbox_argv(Path.cwd().resolve()), "--"]
+    private = private_tmp()
+    env = {**READ_ONLY_ENV, "HOME": private, "TMPDIR": private}
+    return ["/usr/bin/env", "-i", *[f"{name}={value}" for name, value in env.items()]]
+
+
+def sandbox_argv(workdir: Path) -> list[str]:
+    """Read-only system folders and work folder, a private /tmp, no network. In its own PID
+    namespace: when the command ends or is killed, every process it left is killed with it."""
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
+            "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL", "--clearenv", "--dev", "/dev",
+            "--proc", "/proc", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    for path in SANDBOX_SYSTEM:
+        argv += ["--ro-bind-try", path, path]
+    argv += ["--ro-bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+    for name, value in {**READ_ONLY_ENV, "HOME": "/tmp", "TMPDIR": "/tmp"}.items():
+        argv += ["--setenv", name, value]
+    return argv
+
+
+@functools.cache
+def sandbox_ready() -> bool:
+    """Whether bubblewrap is here and starts (user namespaces may be off): tried once."""
+    if not shutil.which("bwrap"):
+        return False
+    probe = subprocess.run([*sandbox_argv(Path.cwd().resolve()), "--", "true"],
+                           capture_output=True, timeout=30, check=False)
+    return probe.returncode == 0
+
+
+@functools.cache
+def private_tmp() -> str:
+    """Without the sandbox: a temp folder of our own for the session (sort spills there, not into
+    the work folder or $HOME), removed when the session ends."""
+    folder = tempfile.mkdtemp(prefix="read-only-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def note_if_parsing_only() -> None:
+    if not sandbox_ready():
+        SCREEN.note("read_only_bash: read-only is enforced by parsing only here (bubblewrap is "
+                    "missing or cannot start); the parser still refuses anything that writes")
 
 
 # -- plumbing/status -- one status line per running subagent, redrawn in place on a terminal
@@ -1233,7 +1422,7 @@ class SkillSkipped(Exception):
 
 
 def warn(text: str) -> None:
-    print(f"[{text}]", file=sys.stderr)
+    print(f"[{CONTROL_CHARS.sub('?', text)}]", file=sys.stderr)  # names and paths from skill files
 
 
 def tool_path(path: Path) -> str:
@@ -1264,19 +1453,23 @@ def read_skill_or_warn(skill_md: Path) -> Skill | None:
         return read_skill(skill_md)
     except SkillSkipped as exc:
         warn(f"skill skipped: {tool_path(skill_md.resolve())} {exc}")
-        return None
+    except Exception as exc:  # noqa: BLE001 - whatever one skill file does, the others still load
+        warn(f"skill skipped: {tool_path(skill_md.resolve())} cannot be loaded: "
+             f"{type(exc).__name__}: {exc}")
+    return None
 
 
 def note_override(old: Skill, new: Skill) -> None:
-    SCREEN.note(f"skill {new.name} from {tool_path(new.folder.parent)} overrides the one in "
-                f"{tool_path(old.folder.parent)}")
+    line = (f"skill {new.name} from {tool_path(new.folder.parent)} overrides the one in "
+            f"{tool_path(old.folder.parent)}")
+    SCREEN.note(CONTROL_CHARS.sub("?", line))  # folder names may hold escape codes
 
 
 def read_front_matter(skill_md: Path) -> tuple[dict, str]:
     """The fields of a SKILL.md's front matter, and its body; SkillSkipped if there are none."""
     try:
-        front_matter, body = split_front_matter(skill_md.read_text(encoding="utf-8-sig"))
-        fields = yaml.safe_load(front_matter)
+        front_matter, body = split_front_matter(read_skill_file(skill_md))  # bounded, regular
+        fields = yaml.load(front_matter, Loader=FrontMatterLoader)  # noqa: S506 - a SafeLoader
     except (OSError, UnicodeDecodeError) as exc:
         raise SkillSkipped(f"cannot be read: {exc}") from None
     except yaml.YAMLError as exc:
@@ -1287,6 +1480,7 @@ def read_front_matter(skill_md: Path) -> tuple[dict, str]:
                            f"{exc}") from None
     if not isinstance(fields, dict):
         raise SkillSkipped("has front matter that is not a set of 'key: value' fields")
+    refuse_unusable_name(skill_name(fields, skill_md.parent.name))
     return fields, body
 
 
@@ -1392,6 +1586,49 @@ def resource_files(folder: Path) -> list[Path]:
         if path.is_file() and path != folder / "SKILL.md" and not hidden and inside:
             files.append(path)
     return files
+
+
+# -- plumbing/skill_files -- a hostile skill file cannot hang, flood or crash start-up
+SKILL_FILE_LIMIT = 256 * 1024  # bytes of one SKILL.md (its body is read whole at start-up)
+YAML_NODE_LIMIT = 2000  # nodes in one front matter; a few fields need far fewer
+
+
+def read_skill_file(skill_md: Path) -> str:
+    """A SKILL.md's text, if it is a regular file of at most SKILL_FILE_LIMIT bytes: a FIFO or a
+    link to /dev/zero is opened without waiting, then refused; a huge file is not read past it."""
+    fd = os.open(skill_md, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SkillSkipped("is not a regular file (a FIFO, a device, ...)")
+        data = file.read(SKILL_FILE_LIMIT + 1)
+    if len(data) > SKILL_FILE_LIMIT:
+        raise SkillSkipped(f"is over {SKILL_FILE_LIMIT:,} bytes; put long parts in references/")
+    return data.decode("utf-8-sig")
+
+
+class FrontMatterLoader(yaml.SafeLoader):
+    """yaml.SafeLoader without anchors and aliases (& and *), and with at most YAML_NODE_LIMIT
+    nodes: a few hundred bytes of aliases, or merge keys (<<) built on them, can expand into
+    millions."""
+
+    nodes = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise yaml.YAMLError("anchors and aliases (& and *) are not allowed in front matter")
+        self.nodes += 1
+        if self.nodes > YAML_NODE_LIMIT:
+            raise yaml.YAMLError(f"more than {YAML_NODE_LIMIT:,} YAML nodes in the front matter")
+        return super().compose_node(parent, index)
+
+
+def refuse_unusable_name(name: str) -> None:
+    """The catalogue and the Skill tool use a name as it is, so it must be the spec's kind of word:
+    no newline to inject catalogue lines, no escape codes for the terminal."""
+    if not NAME_CHARACTERS.fullmatch(name):
+        raise SkillSkipped(f"has the name {name!r}; use only lowercase letters, digits and "
+                           "hyphens (a skill with any other name is not loaded)")
 
 
 if __name__ == "__main__":

@@ -33,8 +33,10 @@ Turn keys: `text`; `tool_calls` (each `name`, `input`, and `invalid: true` to
 skip the schema check); `stop_reason` (default `tool_use` with tool calls,
 else `end_turn`); `expect` (`tool_result_contains`, `tool_result_is_error`,
 `last_user_contains`, `system_contains`, `tools`); `latency` in seconds;
-`repeat: N`; or `error` (`status`, `message`, `retry_after_ms`) instead of
-content. Other top-level keys (`name`, `task`, ...) are left for the reader.
+`hold: true` (the reply waits, after its latency, until the test calls
+`api.release()`, so the test decides what happens first); `repeat: N`; or
+`error` (`status`, `message`, `retry_after_ms`) instead of content. Other
+top-level keys (`name`, `task`, ...) are left for the reader.
 """
 
 from __future__ import annotations
@@ -61,13 +63,14 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
                500: "api_error", 529: "overloaded_error"}
 STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal",
                 "model_context_window_exceeded"}
-TURN_KEYS = {"text", "tool_calls", "stop_reason", "expect", "latency", "repeat", "error"}
+TURN_KEYS = {"text", "tool_calls", "stop_reason", "expect", "latency", "hold", "repeat", "error"}
 CALL_KEYS = {"name", "input", "invalid"}
 ERROR_KEYS = {"status", "message", "retry_after_ms"}
 EXPECT_KEYS = {"tool_result_contains", "tool_result_is_error", "last_user_contains", "system_contains", "tools"}
 TEXT_CHUNK = 16     # characters per delta, so streaming shows in a terminal...
 MAX_DELTAS = 400    # ...but a huge text is cut into at most about this many deltas
 NO_TURN_LEFT = "scripted scenario has no turn left for this request"
+HOLD_LIMIT = 30     # seconds a `hold: true` reply waits for api.release() before it goes out anyway
 
 # -- loading a scenario --
 
@@ -125,6 +128,8 @@ def turn_shape_problem(turn: Any) -> str | None:
         return f"`expect` may have {sorted(EXPECT_KEYS)}, with `tools` a list of names"
     if not isinstance(turn.get("latency", 0), (int, float)) or turn.get("latency", 0) < 0:
         return "`latency` must be a number of seconds"
+    if not isinstance(turn.get("hold", False), bool):
+        return "`hold` must be true or false"
     if not isinstance(turn.get("repeat", 1), int) or turn.get("repeat", 1) < 1:
         return "`repeat` must be a positive integer"
     return None
@@ -232,7 +237,7 @@ class Recorded:
     track: str        # "default", or the `match` of the track that answered
     size: int
     received: float = field(default_factory=time.monotonic)
-    answered: float = 0.0     # time.monotonic() once the reply is written
+    answered: float = 0.0     # time.monotonic() as the reply starts to go out (0.0 until then)
 
 
 @dataclass
@@ -242,6 +247,7 @@ class Reply:
     stream: bool = False
     latency: float = 0.0
     headers: dict = field(default_factory=dict)
+    hold: bool = False
 
 
 class ScriptedAPI:
@@ -288,6 +294,18 @@ class ScriptedAPI:
             self.requests: list[Recorded] = []
             self.violations: list[str] = []
             self.problems: list[str] = []
+            self._released = threading.Event()
+
+    def release(self) -> None:
+        """Let the replies of `hold: true` turns go out, the waiting ones and any still to come."""
+        self._released.set()
+
+    def wait_for_release(self) -> None:
+        released = self._released
+        if not released.wait(HOLD_LIMIT):
+            with self._lock:
+                self.problems.append(f"a `hold: true` reply waited {HOLD_LIMIT} s: "
+                                     "the test never called release()")
 
     def remaining(self) -> int:
         with self._lock:
@@ -332,7 +350,9 @@ class ScriptedAPI:
         if "error" in turn:
             return error_reply(turn["error"], turn.get("latency", 0))
         self.problems += [f"{label}: {problem}" for problem in tool_call_problems(turn.get("tool_calls", []), body)]
-        return Reply(200, self._message(turn, body), body.get("stream") is True, turn.get("latency", 0))
+        stream = body.get("stream") is True
+        return Reply(200, self._message(turn, body), stream, turn.get("latency", 0),
+                     hold=turn.get("hold", False))
 
     def _track_for(self, body: dict) -> tuple[str, deque]:
         """The first track whose `match` is in the first user message and has turns left, else the default."""
@@ -372,12 +392,16 @@ class Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         reply, record = self.server.api.answer(self.command, self.path.split("?")[0], raw, headers)
         time.sleep(reply.latency)  # outside the lock, so concurrent requests overlap
+        if reply.hold:
+            self.server.api.wait_for_release()
+        if record is not None:
+            # Before the first byte goes out: a client that has the reply must find it stamped.
+            # Stamped after the write, the client could read the record before this line ran.
+            record.answered = time.monotonic()
         try:
             self._send(reply)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client hung up mid-reply (it stopped reading a stream); there is no one to tell
-        if record is not None:
-            record.answered = time.monotonic()
 
     do_GET = do_PUT = do_DELETE = do_POST   # so other endpoints get the API's 404, not a bare 501
 

@@ -4,10 +4,14 @@ The scripts are meant to be run, not imported, so there is no package to import 
 one from its path runs its top level again, which re-reads the environment (limits such as
 BASH_TIMEOUT) and makes a new `anthropic.Anthropic()` client aimed at ANTHROPIC_BASE_URL.
 """
+import contextlib
 import importlib.util
+import io
 import os
 import subprocess
 import sys
+import threading
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -47,6 +51,53 @@ def run_file(path: Path, *args: str, env: dict | None = None, cwd: Path | None =
                           input=input_text, text=True, env=full_env, cwd=cwd, timeout=timeout)
 
 
+def run_in_process(path: Path, *args: str, env: dict | None = None, cwd: Path | None = None,
+                   input_text: str = "") -> subprocess.CompletedProcess:
+    """Run a script's main() as run_file would, but in this process: no second `import anthropic`.
+
+    The same arguments and the same result. The environment, the working folder, sys.argv and
+    the standard streams are set for the run and restored after it; a SystemExit or an uncaught
+    exception ends it with the exit code and stderr text the interpreter would give.
+    """
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    stdout, stderr = io.StringIO(), io.StringIO()
+    try:
+        os.environ.update({"NO_COLOR": "1"})
+        for name, value in (env or {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = [str(path), *args]
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            returncode = run_main(path, input_text)
+    finally:
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)  # also takes back what the script's load_dotenv() copied in
+    return subprocess.CompletedProcess(sys.argv, returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def run_main(path: Path, input_text: str) -> int:
+    """Load the script (its top level reads the environment); run main() on input_text."""
+    saved_stdin, sys.stdin = sys.stdin, io.StringIO(input_text)
+    try:
+        return load_script(path).main()
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except Exception:  # noqa: BLE001 - what the interpreter prints for an uncaught exception
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.stdin = saved_stdin
+
+
 def results_sent(api) -> list[dict]:
     """What the model got back last: the content of the last request's last user message."""
     return api.requests[-1].body["messages"][-1]["content"]
@@ -59,3 +110,22 @@ def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
     (result,) = results_sent(api)
     assert result["type"] == "tool_result"
     return result
+
+
+@contextlib.contextmanager
+def fifo_at(path: Path):
+    """A FIFO at `path`. Code that opened it as a file would wait for the other end forever;
+    after 5 s a helper opens and closes the other end, so such code fails instead of hanging."""
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def release_a_blocked_open():
+        if not done.wait(5):
+            os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))
+    helper = threading.Thread(target=release_a_blocked_open, daemon=True)
+    helper.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        helper.join()

@@ -1,7 +1,8 @@
 """The scripts as a user runs them: one-shot mode, the REPL, Ctrl-C, and start-up errors.
 
-These run each version script in a subprocess, pointed at the scripted server through
-ANTHROPIC_BASE_URL, exactly as the offline demo does.
+Each version script is pointed at the scripted server through ANTHROPIC_BASE_URL, exactly as the
+offline demo does. One-shot mode and Ctrl-C run it in a subprocess, end to end; the other tests run
+its main() in this process (run_main), with the same arguments, environment, input and output.
 """
 import signal
 import socket
@@ -12,9 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, results_sent, run_script
+from tests.agents import ROOT, SCRIPTS, results_sent, run_in_process, run_script
 
 SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+def run_main(version: str, *args: str, **options):
+    return run_in_process(ROOT / SCRIPTS[version], *args, **options)
 
 
 def test_one_shot_runs_the_task_and_exits_0(scripted_api, version, tmp_path):
@@ -28,12 +33,13 @@ def test_one_shot_runs_the_task_and_exits_0(scripted_api, version, tmp_path):
 
 def test_one_shot_exits_1_when_the_turn_does_not_finish(scripted_api, version, tmp_path):
     scripted_api.play({"turns": [{"text": "Cut off mid", "stop_reason": "max_tokens"}]})
-    done = run_script(version, "--workdir", str(tmp_path), "task")
+    done = run_main(version, "--workdir", str(tmp_path), "task")
     assert done.returncode == 1 and "incomplete" in done.stderr
 
 
 def test_missing_key_is_one_clear_line(version, tmp_path):
-    done = run_script(version, "task", cwd=tmp_path, env={"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None})
+    no_key = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None}
+    done = run_main(version, "task", cwd=tmp_path, env=no_key)
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
     assert "Traceback" not in done.stderr
@@ -44,18 +50,18 @@ def test_unreachable_base_url_is_named(version, tmp_path):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    done = run_script(version, "--workdir", str(tmp_path), "task", env={"ANTHROPIC_BASE_URL": url})
+    done = run_main(version, "--workdir", str(tmp_path), "task", env={"ANTHROPIC_BASE_URL": url})
     assert done.returncode == 1
     assert f"could not reach the API at {url}" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_missing_workdir_is_a_clear_error(version, tmp_path):
-    done = run_script(version, "--workdir", str(tmp_path / "nope"), "task")
+    done = run_main(version, "--workdir", str(tmp_path / "nope"), "task")
     assert done.returncode != 0 and "is not a folder" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_help_explains_both_modes_and_the_environment(version):
-    done = run_script(version, "--help", env={"ANTHROPIC_API_KEY": None})
+    done = run_main(version, "--help", env={"ANTHROPIC_API_KEY": None})
     assert done.returncode == 0
     for needle in ("task", "--workdir", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MODEL_ID", "Ctrl-C"):
         assert needle in done.stdout
@@ -64,7 +70,7 @@ def test_help_explains_both_modes_and_the_environment(version):
 def test_dotenv_file_in_the_work_folder_is_read(scripted_api, version, tmp_path):
     (tmp_path / ".env").write_text("MODEL_ID=claude-from-dotenv\n# a comment\n")
     scripted_api.play({"turns": [{"text": "ok"}]})
-    done = run_script(version, "hi", cwd=tmp_path, env={"MODEL_ID": None})
+    done = run_main(version, "hi", cwd=tmp_path, env={"MODEL_ID": None})
     assert done.returncode == 0, done.stderr
     assert scripted_api.requests[0].body["model"] == "claude-from-dotenv"
 
@@ -72,7 +78,7 @@ def test_dotenv_file_in_the_work_folder_is_read(scripted_api, version, tmp_path)
 def test_repl_keeps_history_and_quits_on_q(scripted_api, version, tmp_path):
     scripted_api.play({"turns": [{"text": "First answer."},
                                  {"expect": {"last_user_contains": "second"}, "text": "Second answer."}]})
-    done = run_script(version, "--workdir", str(tmp_path), input_text="first\nsecond\nq\n")
+    done = run_main(version, "--workdir", str(tmp_path), input_text="first\nsecond\nq\n")
     assert done.returncode == 0, done.stderr
     assert "First answer." in done.stdout and "Second answer." in done.stdout
     assert len(scripted_api.requests[-1].body["messages"]) == 3

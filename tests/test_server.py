@@ -147,6 +147,20 @@ def test_latency_lets_parallel_requests_overlap(scripted_api, client):
     assert second.received < first.answered
 
 
+def test_a_held_reply_goes_out_only_after_release(scripted_api, client):
+    scripted_api.play({"turns": [{"text": "Held.", "hold": True}]})
+    answers = []
+    asking = threading.Thread(target=lambda: answers.append(ask(client, "Hi.")))
+    asking.start()
+    while not scripted_api.requests:
+        time.sleep(0.01)
+    asking.join(0.3)
+    assert not answers and not scripted_api.requests[0].answered
+    scripted_api.release()
+    asking.join()
+    assert answers[0].content[0].text == "Held."
+
+
 def test_tracks_route_requests_by_their_first_user_message(scripted_api, client):
     scripted_api.play(SCENARIOS / "subagents.yaml")
     subagent = ask(client, "Please find the auth code in src/.")

@@ -283,14 +283,24 @@ def test_on_a_terminal_the_status_line_is_redrawn_in_place(scripted_api, agent, 
     assert "started" not in out
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """Python leaves SIGINT ignored if it started so, as under a shell script's `pytest &`."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
 @pytest.mark.allow_leftover_turns  # the subagents' second turns: they stop before asking for them
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_stops_running_subagents_and_answers_every_call(scripted_api, agent, tmp_path, capsys):
     scripted_api.play({
         "turns": [{"tool_calls": [task("CHILD-1: write one.", "code"), task("CHILD-2: write two.", "code")]},
                   {"expect": {"last_user_contains": "never mind"}, "text": "Stopped."}],
         "tracks": [{"match": f"CHILD-{n}", "turns": [
-            {"latency": 0.5, "tool_calls": [{"name": "write_file", "input": {"path": f"{n}.txt", "content": "x"}}]},
+            {"hold": True, "tool_calls": [{"name": "write_file",
+                                            "input": {"path": f"{n}.txt", "content": "x"}}]},
             {"text": "Wrote it."}]} for n in (1, 2)]})
 
     def press_ctrl_c_once_both_subagents_wait_for_the_model():
@@ -302,6 +312,7 @@ def test_ctrl_c_stops_running_subagents_and_answers_every_call(scripted_api, age
     assert agent.run_turn(history, "write two files") == 130
     assert [result["content"] for result in history[-1]["content"]] == [
         "interrupted by the user before this call finished"] * 2
+    scripted_api.release()  # only now: the replies come after Ctrl-C however slow the machine is
     while not all(child.answered for child in child_requests(scripted_api)):
         time.sleep(0.01)  # the subagents' model calls come back, and each must stop right there
     time.sleep(0.2)

@@ -5,10 +5,13 @@ exactly as the model would receive it. Every version has these tools, so every t
 against every version script.
 """
 import os
+import time
+import tracemalloc
+from pathlib import Path
 
 import pytest
 
-from tests.agents import call_tool
+from tests.agents import call_tool, fifo_at
 
 # -- bash --
 def test_bash_returns_stdout_stderr_and_exit_code(scripted_api, agent):
@@ -23,12 +26,32 @@ def test_bash_decodes_invalid_utf8_with_replacement(scripted_api, agent):
     assert "ok \ufffd\ufffd end" in result["content"]
 
 
-def test_bash_timeout_stops_the_command_and_keeps_partial_output(scripted_api, make_agent):
+def test_bash_timeout_stops_the_command_and_all_it_started_and_keeps_partial_output(
+        scripted_api, make_agent, tmp_path):
     agent = make_agent(BASH_TIMEOUT=1)
-    result = call_tool(scripted_api, agent, "bash", {"command": "echo started; sleep 30; echo never"})
+    command = "sleep 30 & echo $! > child.pid; echo started; sleep 30; echo never"
+    result = call_tool(scripted_api, agent, "bash", {"command": command})
     assert result["is_error"]
     assert "timed out after 1 s" in result["content"]
     assert "started" in result["content"] and "never" not in result["content"]
+    child = int((tmp_path / "child.pid").read_text())
+    assert not runs_after_a_moment(child)  # killing only the shell would leave it running
+
+
+def runs_after_a_moment(pid: int) -> bool:
+    """Whether the process still runs once a SIGKILL sent to it has had time to land (5 s)."""
+    deadline = time.monotonic() + 5
+    while is_running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return is_running(pid)
+
+
+def is_running(pid: int) -> bool:
+    """Whether a process runs (a zombie, killed and waiting for its parent to reap it, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_bash_does_not_wait_for_a_job_left_in_the_background(scripted_api, agent):
@@ -44,9 +67,19 @@ def test_bash_stops_a_runaway_command_and_the_result_stays_in_budget(scripted_ap
     assert len(result["content"]) <= agent.TOOL_RESULT_BUDGET and "cut here" in result["content"]
 
 
-def test_bash_blocklist_refuses_destructive_commands(scripted_api, agent):
-    result = call_tool(scripted_api, agent, "bash", {"command": "sudo rm -rf /tmp/x"})
+# Each blocked command is only echoed: were the blocklist broken, the test fails deleting nothing.
+@pytest.mark.parametrize("command", ["sudo rm -rf /tmp/x", "rm -fr /", "rm -rf  /", "rm -r -f ~",
+                                     "rm\t-rf /", "/bin/rm -rf /", "rm --recursive --force /",
+                                     "sudo\tls", "/usr/bin/sudo ls"])
+def test_bash_blocklist_refuses_destructive_commands_however_spelled(scripted_api, agent, command):
+    result = call_tool(scripted_api, agent, "bash", {"command": f"echo {command}"})
     assert result["is_error"] and "blocklist" in result["content"]
+
+
+@pytest.mark.parametrize("command", ["echo rm -rf build", "echo rm -f notes.txt", "echo rm -r ok",
+                                     "ls /bin/rmdir"])
+def test_bash_blocklist_lets_ordinary_commands_through(scripted_api, agent, command):
+    assert not call_tool(scripted_api, agent, "bash", {"command": command})["is_error"]
 
 
 # -- read_file --
@@ -183,3 +216,77 @@ def test_huge_file_read_is_cut_and_numbered_lines_show_where(scripted_api, agent
     omitted = content.split("[... ")[1].split(" of ")[0].replace(",", "")
     assert int(omitted) > 100_000 - agent.TOOL_RESULT_BUDGET
     assert "     1\tevent 1 " in content and "  2000\tevent 2000 " in content
+
+
+def test_clip_keeps_a_result_of_exactly_the_budget_and_cuts_one_character_more(agent):
+    exact = "x" * agent.TOOL_RESULT_BUDGET
+    assert agent.clip(exact) == exact
+    cut = agent.clip(exact + "y")
+    assert len(cut) <= agent.TOOL_RESULT_BUDGET and "cut here to fit the context budget" in cut
+    assert cut.endswith("y")  # the tail is kept
+
+
+# -- hostile files: the file tools open regular files only, and never through a second name --
+@pytest.fixture
+def fifo(tmp_path):
+    with fifo_at(tmp_path / "pipe") as path:
+        yield path
+
+
+@pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("write_file", {"content": "x"}),
+                                             ("edit_file", {"old_text": "a", "new_text": "b"})])
+def test_file_tools_refuse_a_fifo_at_once(scripted_api, agent, fifo, tool, extra):
+    started = time.monotonic()
+    result = call_tool(scripted_api, agent, tool, {"path": fifo.name, **extra})
+    assert result["is_error"] and "not a regular file" in result["content"]
+    assert time.monotonic() - started < 4
+
+
+def test_read_file_of_a_sparse_8_gib_file_reads_a_few_bytes(scripted_api, agent, tmp_path):
+    with open(tmp_path / "sparse.img", "wb") as file:
+        file.truncate(8 << 30)
+    result = call_tool(scripted_api, agent, "read_file", {"path": "sparse.img"})
+    assert result["is_error"] and "looks binary (8,589,934,592 bytes)" in result["content"]
+
+
+def test_read_file_keeps_only_the_lines_it_shows(scripted_api, agent, tmp_path):
+    (tmp_path / "one-long-line.txt").write_bytes(b"a" * 50_000_000 + b"\nsecond line\nthird\n")
+    tracemalloc.start()
+    try:
+        read = {"path": "one-long-line.txt", "offset": 2}
+        result = call_tool(scripted_api, agent, "read_file", read)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result["content"] == "     2\tsecond line\n     3\tthird"
+    assert peak < 10_000_000  # the 50 MB line was never held whole
+
+
+@pytest.mark.parametrize(("tool", "extra"), [
+    ("write_file", {"content": "pwned"}),
+    ("edit_file", {"old_text": "secret", "new_text": "pwned"})])
+def test_file_tools_do_not_write_through_a_hard_link(scripted_api, agent, tmp_path_factory,
+                                                     tmp_path, tool, extra):
+    outside = tmp_path_factory.mktemp("outside") / "secret.txt"
+    outside.write_text("secret")
+    try:
+        os.link(outside, tmp_path / "linked.txt")
+    except OSError as exc:
+        pytest.skip(f"no hard link between the two temp folders here: {exc}")
+    result = call_tool(scripted_api, agent, tool, {"path": "linked.txt", **extra})
+    assert result["is_error"] and "2 names (hard links)" in result["content"]
+    assert outside.read_text() == "secret"
+
+
+def test_a_symlink_swapped_in_after_the_check_is_not_followed(agent, tmp_path_factory, tmp_path):
+    """workdir_path() checked and resolved the path; then another process put a link in its place.
+    The open that follows must not write through it, nor read through it."""
+    outside = tmp_path_factory.mktemp("outside") / "secret.txt"
+    outside.write_text("secret")
+    checked = agent.workdir_path("notes.txt")
+    checked.symlink_to(outside)  # the swap, between the check and the open
+    with pytest.raises(agent.ToolError, match="not a regular file"):
+        agent.write_text_file(checked, "pwned")
+    with pytest.raises(agent.ToolError, match="not a regular file"):
+        agent.read_text_file(checked)
+    assert outside.read_text() == "secret"

@@ -1,12 +1,11 @@
 """The workshop (workshop/): every exercise is complete, its reference solution applies, and its tests can fail.
 
 The exercises' own tests run against the reference solutions in the main test run (testpaths includes
-workshop/). Here each exercise runs once more, in a subprocess, against the untouched version script an
-attendee starts from: its tests must fail (exit code 1), not break (2 interrupted, 4 usage error, 5 no tests).
+workshop/). Here each exercise runs once more, in this process (pytester), against the
+untouched version script an attendee starts from: its tests must fail (exit code 1), not break
+(2 interrupted, 4 usage error, 5 no tests).
 """
 import difflib
-import subprocess
-import sys
 
 import pytest
 
@@ -35,11 +34,13 @@ def test_each_readme_gives_the_start_and_the_check_command_of_its_exercise(exerc
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_the_untouched_starting_point_fails_the_exercise(exercise):
-    done = subprocess.run([sys.executable, "-m", "pytest", f"workshop/{exercise}", "--solution", EXERCISES[exercise],
-                           "-p", "no:xdist", "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr
-    assert done.returncode == 1 and " failed" in summary, done.stdout[-3000:] + done.stderr[-3000:]
+def test_the_untouched_starting_point_fails_the_exercise(exercise, pytester, monkeypatch):
+    monkeypatch.chdir(ROOT)  # in this process, as an attendee would type it in the project folder
+    done = pytester.runpytest_inprocess(f"workshop/{exercise}", "--solution", EXERCISES[exercise],
+                                        "-p", "no:xdist", "-q")
+    summary = done.outlines[-1] if done.outlines else "\n".join(done.errlines)
+    output = "\n".join(done.outlines[-60:] + done.errlines[-60:])
+    assert done.ret == 1 and " failed" in summary, output
 
 
 def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_path):

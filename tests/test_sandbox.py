@@ -1,0 +1,190 @@
+"""The read-only shell's two layers (v3, v4): the parser, then the operating system.
+
+Every test runs in both modes: under a real bubblewrap sandbox ("sandbox", skipped with the reason
+where bwrap is missing or cannot start) and with the parser alone ("parsing only": PATH without
+bwrap). What must hold in both: a hostile repository's git settings run no program and write
+nothing, sort cannot pick its temp folder, every command has a memory limit, and the API key is
+not in a command's environment. What only the sandbox adds: reads stay in the work folder, no
+network, nothing writable, and no process outlives its command.
+"""
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from tests.agents import ROOT, SCRIPTS, run_in_process, versions_from
+from tests.test_subagents import files, read_only_result
+
+pytestmark = pytest.mark.parametrize("version", versions_from("v3"))
+
+
+def bwrap_problem() -> str | None:
+    """Why no sandbox can run here, or None."""
+    if not shutil.which("bwrap"):
+        return "bubblewrap (bwrap) is not installed; .ci/run installs it on Debian"
+    probe = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return f"bwrap cannot start here: {probe.stderr.strip()}" if probe.returncode else None
+
+
+@pytest.fixture(params=["sandbox", "parsing only"])
+def mode(request, monkeypatch, tmp_path) -> str:
+    if request.param == "sandbox" and (problem := bwrap_problem()):
+        pytest.skip(problem)
+    if request.param == "parsing only":
+        monkeypatch.setenv(
+            "PATH", str(tmp_path / "no-bwrap-here")
+        )  # the commands get their own PATH
+    return request.param
+
+
+@pytest.fixture
+def sandboxed() -> None:
+    if problem := bwrap_problem():
+        pytest.skip(problem)
+
+
+@pytest.fixture
+def hostile_repo(tmp_path, tmp_path_factory):
+    """A git repository in the work folder whose .git/config and .gitattributes make read-only git
+    commands run programs; each would leave a file in `marks`, a folder outside the work folder."""
+    marks = tmp_path_factory.mktemp("marks")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    (tmp_path / "a.txt").write_text("alpha\n")
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "add", "a.txt"],
+        ["git", "commit", "-qm", "one"],
+    ):
+        subprocess.run(command, cwd=tmp_path, env=env, check=True)
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
+    (tmp_path / ".gitattributes").write_text("*.txt diff=shown\n")
+    for key, name in [
+        ("core.fsmonitor", "fsmonitor"),
+        ("diff.external", "external-diff"),
+        ("diff.shown.textconv", "textconv"),
+        ("gpg.program", "gpg"),
+    ]:
+        subprocess.run(
+            ["git", "config", key, f"touch {marks / name}; cat"], cwd=tmp_path, check=True
+        )
+    os.utime(tmp_path / "a.txt", (1, 1))  # a changed timestamp: git would refresh .git/index for it
+    return marks
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff",
+        "git status",
+        "git log -p --format=%G?%s",
+        "git show --show-signature",
+        "git log -p --textconv",
+    ],
+)
+def test_a_hostile_repository_runs_no_program_and_writes_nothing(
+    scripted_api, agent, hostile_repo, mode, tmp_path, command
+):
+    before = files(tmp_path)
+    result = read_only_result(scripted_api, agent, command)
+    assert result["content"].endswith("[exit code 0]"), result["content"]
+    assert list(hostile_repo.iterdir()) == []
+    assert files(tmp_path) == before  # .git/index included
+
+
+@pytest.mark.parametrize(
+    "command", ["sort -T . a.txt", "sort --temporary-directory=. a.txt", "sort -zT/tmp a.txt"]
+)
+def test_sort_may_not_choose_where_its_temp_files_go(scripted_api, agent, mode, command):
+    result = read_only_result(scripted_api, agent, command)
+    assert (
+        result["is_error"]
+        and "refused: sort -" in result["content"]
+        and "writes files" in result["content"]
+    )
+
+
+def test_every_command_has_a_memory_limit(scripted_api, agent, mode):
+    result = read_only_result(scripted_api, agent, "sort /dev/zero")  # one endless line, held whole
+    assert "memory exhausted" in result["content"]
+
+
+def test_the_api_key_is_not_in_a_commands_environment(scripted_api, agent, mode):
+    assert os.environ["ANTHROPIC_API_KEY"]
+    content = read_only_result(scripted_api, agent, "cat /proc/self/environ")["content"]
+    assert "PATH=" in content and os.environ["ANTHROPIC_API_KEY"] not in content
+
+
+def test_without_the_sandbox_the_start_up_line_says_so_once(scripted_api, version, mode, tmp_path):
+    scripted_api.play({"turns": [{"text": "ok"}]})
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "hi")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("enforced by parsing only") == (mode == "parsing only")
+
+
+# -- what only the sandbox adds --
+def test_reads_stay_in_the_work_folder(scripted_api, agent, sandboxed, tmp_path, tmp_path_factory):
+    secret = tmp_path_factory.mktemp("elsewhere") / "secret.txt"
+    secret.write_text("the user's secret")
+    assert "No such file" in read_only_result(scripted_api, agent, f"cat {secret}")["content"]
+    assert "No such file" in read_only_result(scripted_api, agent, "ls /root")["content"]
+    assert "secret" not in read_only_result(scripted_api, agent, "grep -r secret /tmp")["content"]
+
+
+def test_there_is_no_network(scripted_api, agent, sandboxed):
+    interfaces = read_only_result(scripted_api, agent, "cat /proc/net/dev")["content"].splitlines()[
+        2:-1
+    ]
+    assert [line.split(":")[0].strip() for line in interfaces] == ["lo"]
+
+
+def test_a_command_the_parser_let_through_still_cannot_write(agent, sandboxed, tmp_path):
+    """The second layer alone: a write the parser would refuse, run straight in the sandbox."""
+    done = subprocess.run(
+        [*agent.sandbox_argv(tmp_path), "--", "sh", "-c", "echo x > written.txt"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0 and "Read-only file system" in done.stderr
+    assert not (tmp_path / "written.txt").exists()
+
+
+def test_no_process_outlives_its_command(agent, sandboxed, tmp_path):
+    marker = f"{uuid.uuid4().int % 10**6}.{os.getpid()}"  # a unique sleep length to look for
+    subprocess.run(
+        [*agent.sandbox_argv(tmp_path), "--", "sh", "-c", f"setsid sleep {marker} & echo started"],
+        capture_output=True,
+        check=True,
+    )
+    deadline = (
+        time.monotonic() + 5
+    )  # the namespace's processes are killed as it ends; let that land
+    while sleeping(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not sleeping(marker)
+
+
+def sleeping(marker: str) -> bool:
+    return (
+        subprocess.run(
+            ["pgrep", "-f", f"sleep {marker}"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
