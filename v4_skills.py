@@ -37,7 +37,11 @@ Environment, also read from a .env file: ANTHROPIC_API_KEY (required), ANTHROPIC
 MAX_TOKENS (8000 per reply), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per
 command).
 Subagents: SUBAGENT_MAX_ROUNDS (25 model calls per subagent).
-Interactive session: q, exit or Ctrl-D leaves; Ctrl-C stops the current turn and keeps the history.
+Interactive session: arrow keys edit the line and recall earlier ones (kept in ~/.agent_history;
+AGENT_HISTORY=off keeps none, AGENT_HISTORY=FILE keeps them there). A line that ends in a
+backslash goes on to the next one, and a pasted block of lines is one message. Ctrl-C stops the
+current turn and keeps the history; at the prompt it clears the line. Ctrl-C twice, Ctrl-D, q or
+exit leaves. On a terminal, a spinner shows what the agent waits for, and each retry is shown.
 No API key? `python -m scripted.demo v4` runs this script offline, against a scripted model.
 """
 import argparse
@@ -271,7 +275,7 @@ TODO = TodoList()  # one plan per session; v3's subagents have no todo tool, so 
 
 def update_todos(items: list[dict]) -> str:
     TODO.replace(items)  # a list that breaks a rule raises ToolError here, and the old list stays
-    print(render_todos(TODO), flush=True)
+    SCREEN.block(render_todos(TODO))
     return f"todo list updated: {TODO.summary()}"
 
 
@@ -561,7 +565,7 @@ def main() -> int:
                         help="load the skills in FOLDER too (repeatable; or SKILLS_DIR, "
                         f"separated by {os.pathsep!r})")
     args = parser.parse_args()
-    check_setup(args.workdir, "v4")  # the API key is there and the folder exists, or exit
+    check_setup(args, "v4")  # the API key is there and the folder exists, or exit
     skills_dirs = [Path(folder).resolve() for folder in args.skills_dir]  # from where typed
     os.chdir(args.workdir)
     SCREEN.note(f"{MODEL_ID} in {Path.cwd()}")
@@ -586,7 +590,9 @@ import contextlib
 import errno
 import functools
 import json
+import logging
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -596,6 +602,7 @@ import sys
 import tempfile
 import threading
 import time
+import unicodedata
 from concurrent.futures import wait
 
 import jsonschema
@@ -645,6 +652,7 @@ def add_user_message(messages: list, text: str) -> None:
 def recover_from(exc: BaseException, messages: list, before: list) -> int:
     """Say in one line why a turn failed, keep the history valid, and return an exit code."""
     if isinstance(exc, KeyboardInterrupt):  # every call was answered, so the history stays
+        stop_all_commands()  # those of other threads too: nothing may change a file after this
         SCREEN.alert("interrupted: the turn stopped here; your conversation is kept")
         return 130
     if isinstance(exc, anthropic.APIError):  # the request failed as a whole: nothing to undo
@@ -735,7 +743,13 @@ def run_command(command: str) -> tuple[str, int]:
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
-        why_stopped = wait_or_stop(proc, out)
+        with RUNNING_LOCK:
+            RUNNING.add(proc)
+        try:
+            why_stopped = wait_or_stop(proc, out)
+        finally:
+            with RUNNING_LOCK:
+                RUNNING.discard(proc)
         out.seek(0)
         output = out.read(BASH_OUTPUT_LIMIT).decode("utf-8", errors="replace").rstrip()
     if why_stopped:
@@ -750,6 +764,8 @@ def wait_or_stop(proc: subprocess.Popen, out) -> str:
     why_stopped = ""
     try:
         while proc.poll() is None and not why_stopped:
+            if STOPPED.is_set():  # Ctrl-C came while this command was starting, in another thread
+                raise KeyboardInterrupt
             time.sleep(0.001)  # short: most commands end within milliseconds
             if time.monotonic() > deadline:
                 why_stopped = f"timed out after {BASH_TIMEOUT} s and was stopped"
@@ -762,11 +778,31 @@ def wait_or_stop(proc: subprocess.Popen, out) -> str:
 
 
 def kill_process_group(proc: subprocess.Popen) -> None:
-    if os.name == "posix":
-        os.killpg(proc.pid, signal.SIGKILL)
-    else:
-        proc.kill()
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except ProcessLookupError:  # it ended meanwhile
+        pass
     proc.wait()
+
+
+# Every command running now, in any thread, so that Ctrl-C can stop them all (v3's subagents run
+# commands in threads of their own, which Ctrl-C does not reach).
+RUNNING: set[subprocess.Popen] = set()
+RUNNING_LOCK = threading.Lock()
+STOPPED = threading.Event()  # set by Ctrl-C, cleared when the next message is sent
+
+
+def stop_all_commands() -> None:
+    """Kill the process group of every running command, and refuse new ones until the next
+    message: a thread that was about to start one cannot change a file after the prompt is back."""
+    STOPPED.set()
+    with RUNNING_LOCK:
+        running = list(RUNNING)
+    for proc in running:
+        kill_process_group(proc)
 
 
 # -- plumbing/files -- paths inside the work directory, text files, line endings, matches
@@ -915,98 +951,349 @@ def write_text_file(path: Path, text: str, newline: str | None = None) -> None:
         file.write(text)
 
 
-# -- plumbing/screen -- what the user sees: streamed text, tool calls, results, token usage
+# -- plumbing/screen -- what the user sees: streamed text, tool calls, results, progress
 COLOR = sys.stdout.isatty() and "NO_COLOR" not in os.environ
 if COLOR:
     DIM, CYAN, RED, RESET = "\033[2m", "\033[36m", "\033[31m", "\033[0m"
 else:
     DIM, CYAN, RED, RESET = "", "", "", ""
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # escape codes: never shown as they are
-SCREEN_WIDTH = 100  # characters of a tool call or result line shown
+PIPED_WIDTH = 100  # characters of a tool line when the output is not a terminal (logs, the docs)
+QUIET_TOOLS: set[str] = set()  # tools that show their own view (v2's todo list): no call line
+SPINNER_DELAY = 0.5  # seconds of silence before the spinner says what the agent waits for
+SPINNER_FRAMES = "|/-\\"
+FAILED_COMMAND = re.compile(r"\[exit code (-?[1-9]\d*)\]\Z")  # run_bash's last line, not 0
 
 
 class Screen:
-    """The terminal of the main agent. Each method shows one kind of event of the loop."""
+    """The terminal of the main agent. Each method shows one kind of event of the loop. On a
+    terminal, a spinner line says what the agent is waiting for whenever nothing else is shown."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # the spinner's thread prints too
+        self.waiting_for = ""  # what the spinner names; "" at the prompt
+        self.since = time.monotonic()  # when that wait began
+        self.last_output = time.monotonic()
+        self.at_line_start = True  # the spinner draws only on a line of its own
+        self.spinner_shown = False
+        self.spinner_paused = False  # v3: while the status lines of subagents are drawn
+        self.spinner: threading.Thread | None = None
 
     def text(self, text: str) -> None:
-        print(text, end="", flush=True)
+        self.write(text)
 
     def reply_done(self, response: anthropic.types.Message) -> None:
         if any(block.type == "text" for block in response.content):
-            print(flush=True)
+            self.write("\n")
         usage = response.usage
         self.note(f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
                   f"cache read {usage.cache_read_input_tokens or 0:,}", indent="  ")
+        RETRIES.clear()  # the request went through
 
     def tool_call(self, name: str, tool_input: dict) -> None:
-        line = f"{name} {json.dumps(tool_input, ensure_ascii=False)}"
-        print(f"{CYAN}> {line[:SCREEN_WIDTH]}{RESET}", flush=True)
+        if name not in QUIET_TOOLS:
+            line = CONTROL_CHARS.sub("?", f"{name} {json.dumps(tool_input, ensure_ascii=False)}")
+            self.write(f"{CYAN}> {fit(line, line_width())}{RESET}\n")
+        self.wait(f"running {name}")
 
     def tool_result(self, output: str, is_error: bool) -> None:
-        lines = output.strip().splitlines() or ["(no output)"]
-        first = CONTROL_CHARS.sub("?", lines[0][:SCREEN_WIDTH])
-        more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        color = RED if is_error else DIM
-        print(f"  {color}{first}{more}{RESET}", flush=True)
+        if is_error or self.waiting_for.removeprefix("running ") not in QUIET_TOOLS:
+            self.write(result_line(output, is_error) + "\n")
+        self.wait("waiting for the model")
+
+    def block(self, text: str) -> None:
+        """Lines a tool shows as they are, such as v2's todo list."""
+        self.write(text + "\n")
 
     def note(self, text: str, indent: str = "") -> None:
-        print(f"{indent}{DIM}[{text}]{RESET}", flush=True)
+        self.write(f"{indent}{DIM}[{text}]{RESET}\n")
 
     def alert(self, text: str) -> None:
-        print(f"\n[{text}]", file=sys.stderr, flush=True)
+        with self.lock:
+            self.clear_spinner()
+            sys.stdout.flush()
+            print(f"\n[{text}]", file=sys.stderr, flush=True)
+            self.last_output = time.monotonic()
+
+    def wait(self, what: str) -> None:
+        """Say what the agent waits for now ("" at the prompt); the spinner shows it on a TTY."""
+        with self.lock:
+            self.waiting_for = what
+            self.since = time.monotonic()
+        if what and self.spinner is None and sys.stdout.isatty():
+            self.spinner = threading.Thread(target=self.spin, daemon=True)
+            self.spinner.start()
+
+    def write(self, text: str) -> None:
+        with self.lock:
+            self.clear_spinner()
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            if text:
+                self.at_line_start = text.endswith("\n")
+            self.last_output = time.monotonic()
+
+    def clear_spinner(self) -> None:
+        if self.spinner_shown:
+            sys.stdout.write("\r\033[K")
+            self.spinner_shown = False
+
+    def spin(self) -> None:
+        """The spinner's thread: every tenth of a second, show the wait if nothing else shows."""
+        frame = 0
+        while True:
+            time.sleep(0.1)
+            with self.lock:
+                quiet = time.monotonic() - self.last_output > SPINNER_DELAY
+                if self.waiting_for and quiet and self.at_line_start and not self.spinner_paused:
+                    frame += 1
+                    seconds = time.monotonic() - self.since
+                    line = f"{SPINNER_FRAMES[frame % 4]} {self.waiting_for} … {seconds:.0f} s"
+                    sys.stdout.write(f"\r{DIM}{fit(line, line_width())}{RESET}\033[K")
+                    sys.stdout.flush()
+                    self.spinner_shown = True
 
 
 SCREEN = Screen()  # one terminal
 
 
-def read_user_input() -> str | None:
-    """The user's next message, never empty; None when they leave (q, quit, exit, Ctrl-D)."""
-    text = ""
-    while not text:
-        try:
-            text = input(f"\n{CYAN}you>{RESET} ").strip()
-        except (EOFError, KeyboardInterrupt):
-            return None
-    if text in ("q", "quit", "exit"):
-        return None
+def result_line(output: str, is_error: bool) -> str:
+    """A result's first line, and how many more there are; a failed command shows as failed."""
+    lines = output.strip().splitlines() or ["(no output)"]
+    notes = []
+    if len(lines) > 1:
+        notes.append(f"+{len(lines) - 1} lines")
+    failed = FAILED_COMMAND.search(output.rstrip())
+    if failed:
+        notes.append(f"failed: exit code {failed[1]}")
+    more = ""
+    if notes:
+        more = f"  ({', '.join(notes)})"
+    room = line_width()
+    if sys.stdout.isatty():  # the notes go on the same line: keep it from wrapping
+        room -= len(more)
+    first = fit(CONTROL_CHARS.sub("?", lines[0]), room)
+    color = DIM
+    if is_error or failed:
+        color = RED
+    return f"  {color}{first}{more}{RESET}"
+
+
+def line_width() -> int:
+    """Columns a line may take: the terminal's width, or PIPED_WIDTH characters in a pipe."""
+    if not sys.stdout.isatty():
+        return PIPED_WIDTH
+    return max(20, shutil.get_terminal_size().columns - 3)
+
+
+def fit(text: str, columns: int) -> str:
+    """The longest start of `text` that takes at most `columns` terminal columns: East Asian
+    wide characters take two, combining marks none."""
+    used = 0
+    for index, char in enumerate(text):
+        used += char_columns(char)
+        if used > columns:
+            return text[:index]
     return text
+
+
+def char_columns(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    if unicodedata.east_asian_width(char) in ("W", "F"):
+        return 2
+    return 1
+
+
+# -- plumbing/prompt -- reading a message: line editing, history, pasted blocks, Ctrl-C
+HISTORY_SETTING = os.environ.get("AGENT_HISTORY", "~/.agent_history")  # "off": no history file
+SECOND_CTRL_C = 1.0  # seconds: a second Ctrl-C at the prompt within this leaves
+PASTE_WAIT = 0.02  # seconds: lines that arrive within this of the one before are one paste
+LINE_EDITING: list = []  # the readline module, once set up, where the platform has one
+
+
+def read_user_input() -> str | None:
+    """The user's next message, never empty; None when they leave (q, quit, exit, Ctrl-D, or
+    Ctrl-C twice in a row). At the prompt, one Ctrl-C clears the line."""
+    SCREEN.wait("")
+    setup_line_editing()
+    last_ctrl_c = 0.0
+    while True:
+        try:
+            text = read_message()
+        except EOFError:
+            SCREEN.write("\n")
+            return None
+        except KeyboardInterrupt:
+            if time.monotonic() - last_ctrl_c < SECOND_CTRL_C:
+                SCREEN.write("\n")
+                return None
+            last_ctrl_c = time.monotonic()
+            SCREEN.write(f"\n{DIM}[line cleared; Ctrl-C again to leave]{RESET}\n")
+            continue
+        if text in ("q", "quit", "exit"):
+            return None
+        if text:
+            STOPPED.clear()  # commands may run again
+            SCREEN.wait("waiting for the model")
+            return text
+
+
+def read_message() -> str:
+    """One message: a line, and the lines after it while a line ends in a backslash or more of a
+    pasted block is already there (a terminal with bracketed paste sends it as one line)."""
+    SCREEN.write("\n")
+    lines = [input(prompt("you>"))]
+    while lines[-1].endswith("\\") or more_pasted():
+        if lines[-1].endswith("\\"):
+            lines[-1] = lines[-1][:-1]
+            lines.append(input(prompt("...")))
+        else:
+            lines.append(input(""))
+    return "\n".join(lines).strip()
+
+
+def prompt(word: str) -> str:
+    """The prompt, coloured; with line editing, the colour codes are marked as taking no room
+    (between \\001 and \\002), or readline would miscount the line's width when editing."""
+    if not COLOR:
+        return f"{word} "
+    if LINE_EDITING:
+        return f"\001{CYAN}\002{word}\001{RESET}\002 "
+    return f"{CYAN}{word}{RESET} "
+
+
+def more_pasted() -> bool:
+    """Whether more typed input is waiting already: the rest of a paste, not a person typing."""
+    if os.name != "posix" or not sys.stdin.isatty():
+        return False
+    ready, _, _ = select.select([sys.stdin], [], [], PASTE_WAIT)
+    return bool(ready)
+
+
+def setup_line_editing() -> None:
+    """Arrow keys and history, where the platform has readline and both ends are a terminal."""
+    if LINE_EDITING or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return
+    try:
+        import readline
+    except ImportError:  # Windows: plain input() still works
+        return
+    LINE_EDITING.append(readline)
+    if HISTORY_SETTING != "off":
+        history = Path(HISTORY_SETTING).expanduser()
+        try:
+            readline.read_history_file(history)
+        except OSError:  # none yet
+            pass
+        readline.set_history_length(1000)
+
+
+def save_history() -> None:
+    """Write the history file, when there is line editing and a history file is wanted."""
+    if LINE_EDITING and HISTORY_SETTING != "off":
+        try:
+            LINE_EDITING[0].write_history_file(Path(HISTORY_SETTING).expanduser())
+        except OSError:  # a read-only home, say: the session itself is not harmed
+            pass
 
 
 # -- plumbing/setup -- start-up checks and API errors, each as one line that says what to do
 API_ERRORS = [  # (SDK exception, what the user should do), most specific first
     (anthropic.AuthenticationError, "the API rejected the key (401): check ANTHROPIC_API_KEY"),
     (anthropic.APIConnectionError,
-     "could not reach the API at {url}: check ANTHROPIC_BASE_URL and your network"),
-    (anthropic.RateLimitError,
-     "rate limited (429), still after the SDK's retries: wait a minute, then try again"),
+     "could not reach the API at {url}{retried}: check ANTHROPIC_BASE_URL and your network"),
+    (anthropic.RateLimitError, "rate limited (429){retried}: wait a minute, then try again"),
     (anthropic.NotFoundError, "not found (404): is MODEL_ID={model} offered at {url}?"),
-    (anthropic.APIStatusError, "the API answered {status}, still after the SDK's retries: {exc}"),
+    (anthropic.APIStatusError, "the API answered {status}{retried}: {message}"),
 ]
+RETRIES: list[str] = []  # the retries the SDK made for the request that is under way
 
 
 def explain_api_error(exc: anthropic.APIError) -> str:
-    hint = "API error: {exc}"
+    hint = "API error: {message}"
     for kind, text in API_ERRORS:
         if isinstance(exc, kind):
             hint = text
             break
+    retried = ""
+    if RETRIES:
+        retried = f", still after {len(RETRIES)} retries"
+    RETRIES.clear()
     status = getattr(exc, "status_code", "?")
-    return hint.format(url=client.base_url, model=MODEL_ID, status=status, exc=exc)
+    return hint.format(url=client.base_url, model=MODEL_ID, status=status, retried=retried,
+                       message=api_message(exc))
 
+
+def api_message(exc: anthropic.APIError) -> str:
+    """The API's own error type and message, as its JSON body gives them, not the whole body."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        error = body["error"]
+        return f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
+    return str(exc)
+
+
+class RetryNotices(logging.Handler):
+    """One line for each retry the SDK makes: why, which attempt, and how long it waits. The SDK
+    logs its decisions on the `anthropic` logger; this reads three of its messages."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.why = "no answer"
+        self.retries_left = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg.startswith("Retrying due to status code"):
+            self.why = f"the API answered {record.args[0]}"
+        elif record.msg.endswith("retries left") or record.msg == "1 retry left":
+            self.retries_left = record.args[0] if record.args else 1
+        elif record.msg.startswith("Retrying request to"):
+            RETRIES.append(self.why)
+            attempt = client.max_retries - self.retries_left + 2
+            SCREEN.alert(f"retrying: {self.why}; attempt {attempt} of {client.max_retries + 1} "
+                         f"in {record.args[1]:.1f} s")
+            self.why = "no answer"
+
+
+SDK_LOG = logging.getLogger("anthropic")
+SDK_LOG.setLevel(logging.DEBUG)
+for old_handler in SDK_LOG.handlers[:]:  # this file loaded twice (the tests do): one handler
+    if old_handler.get_name() == "retry notices":
+        SDK_LOG.removeHandler(old_handler)
+RETRY_NOTICES = RetryNotices()
+RETRY_NOTICES.set_name("retry notices")
+SDK_LOG.addHandler(RETRY_NOTICES)
+SDK_LOG.propagate = False  # its debug lines are for RetryNotices, not for the console
 
 HelpFormatter = argparse.RawDescriptionHelpFormatter  # --help prints the docstring as written
 
 
-def check_setup(workdir: str, version: str) -> None:
-    """Exit with one line if there is no API key or no such work folder."""
+def check_setup(args: argparse.Namespace, version: str) -> None:
+    """Exit with one line if there is no API key, no such work folder, or an empty task."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         sys.exit("ANTHROPIC_API_KEY is not set: export it or put it in .env (see .env.example). "
                  f"No key? Try the offline demo: python -m scripted.demo {version}")
-    if not os.path.isdir(workdir):
-        sys.exit(f"--workdir {workdir!r} is not a folder")
+    if not os.path.isdir(args.workdir):
+        sys.exit(f"--workdir {args.workdir!r} is not a folder")
+    if args.task and not " ".join(args.task).strip():
+        sys.exit("the task is empty: say what to do, or give no task for an interactive session")
+    SCREEN.wait("waiting for the model")
+
+
+def leave(code: int) -> None:
+    """Exit with `code` at once: a subagent's thread still waiting for the model must not hold
+    the program open (its commands were killed already)."""
+    save_history()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 # -- plumbing/todo -- the todo list's rules, and how the list is shown
+QUIET_TOOLS.add("todo")  # the list itself is shown (SCREEN.block), not the call and its summary
+
+
 def shorten(text: str, width: int = 60) -> str:
     """One line of at most `width` characters, with no escape codes."""
     text = CONTROL_CHARS.sub("?", " ".join(text.split()))
@@ -1320,7 +1607,8 @@ class Status:
 
 
 class LockedScreen:
-    """The main agent's screen, shared by threads: each event prints whole, above the status."""
+    """The main agent's screen, shared by threads: each event prints whole, above the status
+    lines, and a Task's result comes right under its subagent's last status line."""
 
     def __init__(self, board: "StatusBoard", screen: Screen) -> None:
         self.board = board
@@ -1332,6 +1620,7 @@ class LockedScreen:
 
     def tool_result(self, output: str, is_error: bool) -> None:
         with self.board.printing():
+            self.board.print_finished()
             self.screen.tool_result(output, is_error)
 
 
@@ -1344,38 +1633,47 @@ class StatusBoard:
         self.lock = threading.Lock()
         self.running: list[Status] = []
         self.drawn = 0  # status lines on the terminal now; the cursor is at the end of the last one
+        self.finished: dict[int, str] = {}  # thread: its subagent's last line, not yet shown
 
     def start(self, agent_type: str, description: str) -> Status:
         status = Status(agent_type, description)
         with self.printing():
             self.running.append(status)
             if not sys.stdout.isatty():
-                print(f"{DIM}{status.label} … started{RESET}", flush=True)
+                SCREEN.write(f"{DIM}{status.label} … started{RESET}\n")
         return status
 
     def finish(self, status: Status, outcome: str) -> None:
         with self.printing():
             if status in self.running:  # after Ctrl-C it is not: stop_all() took it off
                 self.running.remove(status)
-                print(f"{DIM}{status.line(outcome)}{RESET}", flush=True)
+                self.finished[threading.get_ident()] = status.line(outcome)
+
+    def print_finished(self) -> None:
+        """The last status line of the subagent this thread ran, if it has not been shown yet."""
+        line = self.finished.pop(threading.get_ident(), None)
+        if line is not None:
+            SCREEN.write(f"{DIM}{line}{RESET}\n")
 
     def locked(self, screen: Screen) -> LockedScreen:
         return LockedScreen(self, screen)
 
     def redraw(self) -> None:
-        with self.lock:
-            self._erase()
-            self._draw()
+        with self.printing():
+            return
 
     @contextlib.contextmanager
     def printing(self):
-        """Hold the lock and take the status lines away while something prints."""
-        with self.lock:
+        """Hold the locks and take the status lines (and the spinner) away while something
+        prints; then draw them again below it."""
+        with self.lock, SCREEN.lock:
+            SCREEN.clear_spinner()
             self._erase()
             try:
                 yield
             finally:
                 self._draw()
+                SCREEN.spinner_paused = bool(self.running)  # the status lines show the clocks
 
     def wait_for(self, futures) -> None:
         """Wait until every subagent has finished, redrawing their clocks meanwhile."""
@@ -1383,14 +1681,15 @@ class StatusBoard:
             self.redraw()
 
     def stop_all(self) -> None:
-        """Ctrl-C: tell every running subagent to stop, and leave its status line as it is."""
-        with self.lock:
+        """Ctrl-C: stop every running subagent and every command it started, and mark their
+        status lines interrupted."""
+        stop_all_commands()
+        with self.printing():
             for status in self.running:
                 status.cancelled = True
+                SCREEN.write(f"{DIM}{status.line('interrupted')}{RESET}\n")
             self.running.clear()
-            if self.drawn:
-                print(flush=True)
-            self.drawn = 0
+            self.finished.clear()
 
     def _erase(self) -> None:  # bottom up, so the cursor ends where the first status line began
         if self.drawn:
@@ -1400,7 +1699,7 @@ class StatusBoard:
     def _draw(self) -> None:
         if sys.stdout.isatty() and self.running:
             width = shutil.get_terminal_size().columns - 1  # a wrapped line would throw off erasing
-            lines = [f"{DIM}{status.line()[:width]}{RESET}" for status in self.running]
+            lines = [f"{DIM}{fit(status.line(), width)}{RESET}" for status in self.running]
             sys.stdout.write("\n".join(lines))
             self.drawn = len(self.running)
         sys.stdout.flush()
@@ -1632,4 +1931,4 @@ def refuse_unusable_name(name: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())
