@@ -372,13 +372,7 @@ def run_command(command: str) -> tuple[str, int]:
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
-        with RUNNING_LOCK:
-            RUNNING.add(proc)
-        try:
-            why_stopped = wait_or_stop(proc, out)
-        finally:
-            with RUNNING_LOCK:
-                RUNNING.discard(proc)
+        why_stopped = wait_or_stop(proc, out)
         out.seek(0)
         output = out.read(BASH_OUTPUT_LIMIT).decode("utf-8", errors="replace").rstrip()
     if why_stopped:
@@ -393,7 +387,7 @@ def wait_or_stop(proc: subprocess.Popen, out) -> str:
     why_stopped = ""
     try:
         while proc.poll() is None and not why_stopped:
-            if STOPPED.is_set():  # Ctrl-C came while this command was starting, in another thread
+            if STOPPED.is_set():  # Ctrl-C, seen in any thread (v3 runs subagents in threads)
                 raise KeyboardInterrupt
             time.sleep(0.001)  # short: most commands end within milliseconds
             if time.monotonic() > deadline:
@@ -417,21 +411,14 @@ def kill_process_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-# Every command running now, in any thread, so that Ctrl-C can stop them all (v3's subagents run
-# commands in threads of their own, which Ctrl-C does not reach).
-RUNNING: set[subprocess.Popen] = set()
-RUNNING_LOCK = threading.Lock()
 STOPPED = threading.Event()  # set by Ctrl-C, cleared when the next message is sent
 
 
 def stop_all_commands() -> None:
-    """Kill the process group of every running command, and refuse new ones until the next
-    message: a thread that was about to start one cannot change a file after the prompt is back."""
+    """Ctrl-C reaches only the main thread. This tells every thread: each running command's
+    wait_or_stop() kills its process group within a millisecond, and a command about to start
+    is stopped at once, until the next message. Nothing may change a file after the prompt."""
     STOPPED.set()
-    with RUNNING_LOCK:
-        running = list(RUNNING)
-    for proc in running:
-        kill_process_group(proc)
 
 
 # -- plumbing/files -- paths inside the work directory, text files, line endings, matches
@@ -873,8 +860,10 @@ class RetryNotices(logging.Handler):
         self.retries_left = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.msg.startswith("Retrying due to status code"):
-            self.why = f"the API answered {record.args[0]}"
+        if record.msg.startswith("HTTP Response:") and len(record.args) > 2:
+            self.why = f"the API answered {record.args[2]}"  # method, url, status, ...
+        elif record.msg.startswith("Encountered"):  # no response: a timeout or no connection
+            self.why = "no answer"
         elif record.msg.endswith("retries left") or record.msg == "1 retry left":
             self.retries_left = record.args[0] if record.args else 1
         elif record.msg.startswith("Retrying request to"):

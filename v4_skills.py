@@ -743,13 +743,7 @@ def run_command(command: str) -> tuple[str, int]:
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
-        with RUNNING_LOCK:
-            RUNNING.add(proc)
-        try:
-            why_stopped = wait_or_stop(proc, out)
-        finally:
-            with RUNNING_LOCK:
-                RUNNING.discard(proc)
+        why_stopped = wait_or_stop(proc, out)
         out.seek(0)
         output = out.read(BASH_OUTPUT_LIMIT).decode("utf-8", errors="replace").rstrip()
     if why_stopped:
@@ -764,7 +758,7 @@ def wait_or_stop(proc: subprocess.Popen, out) -> str:
     why_stopped = ""
     try:
         while proc.poll() is None and not why_stopped:
-            if STOPPED.is_set():  # Ctrl-C came while this command was starting, in another thread
+            if STOPPED.is_set():  # Ctrl-C, seen in any thread (v3 runs subagents in threads)
                 raise KeyboardInterrupt
             time.sleep(0.001)  # short: most commands end within milliseconds
             if time.monotonic() > deadline:
@@ -788,21 +782,14 @@ def kill_process_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-# Every command running now, in any thread, so that Ctrl-C can stop them all (v3's subagents run
-# commands in threads of their own, which Ctrl-C does not reach).
-RUNNING: set[subprocess.Popen] = set()
-RUNNING_LOCK = threading.Lock()
 STOPPED = threading.Event()  # set by Ctrl-C, cleared when the next message is sent
 
 
 def stop_all_commands() -> None:
-    """Kill the process group of every running command, and refuse new ones until the next
-    message: a thread that was about to start one cannot change a file after the prompt is back."""
+    """Ctrl-C reaches only the main thread. This tells every thread: each running command's
+    wait_or_stop() kills its process group within a millisecond, and a command about to start
+    is stopped at once, until the next message. Nothing may change a file after the prompt."""
     STOPPED.set()
-    with RUNNING_LOCK:
-        running = list(RUNNING)
-    for proc in running:
-        kill_process_group(proc)
 
 
 # -- plumbing/files -- paths inside the work directory, text files, line endings, matches
@@ -1244,8 +1231,10 @@ class RetryNotices(logging.Handler):
         self.retries_left = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.msg.startswith("Retrying due to status code"):
-            self.why = f"the API answered {record.args[0]}"
+        if record.msg.startswith("HTTP Response:") and len(record.args) > 2:
+            self.why = f"the API answered {record.args[2]}"  # method, url, status, ...
+        elif record.msg.startswith("Encountered"):  # no response: a timeout or no connection
+            self.why = "no answer"
         elif record.msg.endswith("retries left") or record.msg == "1 retry left":
             self.retries_left = record.args[0] if record.args else 1
         elif record.msg.startswith("Retrying request to"):
@@ -1596,14 +1585,16 @@ class Status:
     def tool_result(self, output: str, is_error: bool) -> None:
         self.stop_if_cancelled()
 
-    def line(self, outcome: str = "") -> str:
+    def line(self, outcome: str = "", columns: int = PIPED_WIDTH) -> str:
+        """The status line, its label cut so that the whole line fits in `columns`."""
         tools = f"{self.tools} tools"
         if self.tools == 1:
             tools = "1 tool"
         progress = f"{tools}, {time.monotonic() - self.started:.1f} s"
+        end = f" … {progress}"
         if outcome:
-            return f"{self.label} {outcome} ({progress})"
-        return f"{self.label} … {progress}"
+            end = f" {outcome} ({progress})"
+        return fit(self.label, columns - len(end)) + end
 
 
 class LockedScreen:
@@ -1647,13 +1638,13 @@ class StatusBoard:
         with self.printing():
             if status in self.running:  # after Ctrl-C it is not: stop_all() took it off
                 self.running.remove(status)
-                self.finished[threading.get_ident()] = status.line(outcome)
+                self.finished[threading.get_ident()] = status.line(outcome, line_width())
 
     def print_finished(self) -> None:
         """The last status line of the subagent this thread ran, if it has not been shown yet."""
         line = self.finished.pop(threading.get_ident(), None)
         if line is not None:
-            SCREEN.write(f"{DIM}{line}{RESET}\n")
+            SCREEN.write(f"{DIM}{line}{RESET}\n")  # cut to the width when it was made
 
     def locked(self, screen: Screen) -> LockedScreen:
         return LockedScreen(self, screen)
@@ -1687,7 +1678,7 @@ class StatusBoard:
         with self.printing():
             for status in self.running:
                 status.cancelled = True
-                SCREEN.write(f"{DIM}{status.line('interrupted')}{RESET}\n")
+                SCREEN.write(f"{DIM}{status.line('interrupted', line_width())}{RESET}\n")
             self.running.clear()
             self.finished.clear()
 
@@ -1699,7 +1690,7 @@ class StatusBoard:
     def _draw(self) -> None:
         if sys.stdout.isatty() and self.running:
             width = shutil.get_terminal_size().columns - 1  # a wrapped line would throw off erasing
-            lines = [f"{DIM}{fit(status.line(), width)}{RESET}" for status in self.running]
+            lines = [f"{DIM}{status.line(columns=width)}{RESET}" for status in self.running]
             sys.stdout.write("\n".join(lines))
             self.drawn = len(self.running)
         sys.stdout.flush()

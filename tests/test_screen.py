@@ -1,0 +1,58 @@
+"""What the user reads when things go wrong or take a while, seen through a pipe (the pseudo-
+terminal tests in test_terminal.py cover the keys): API errors in the API's own words, a line per
+retry, a failed command shown as failed, an empty task refused, and v2's todo list shown once."""
+import pytest
+
+from tests.agents import ROOT, SCRIPTS, call_tool, run_in_process, versions_from
+
+OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}
+
+
+def test_an_error_gives_the_apis_type_and_message_and_how_often_it_was_retried(scripted_api,
+                                                                              agent, capsys):
+    scripted_api.play({"turns": [OVERLOADED] * 3})
+    assert agent.run_turn([], "hi") == 1
+    err = capsys.readouterr().err
+    assert "the API answered 529, still after 2 retries: overloaded_error: Overloaded" in err
+    assert "{'type'" not in err and "'error'" not in err  # not the raw body
+
+
+def test_each_retry_gets_a_line_with_its_reason_attempt_and_wait(scripted_api, agent, capsys):
+    scripted_api.play({"turns": [OVERLOADED, OVERLOADED, {"text": "Hello."}]})
+    assert agent.run_turn([], "hi") == 0
+    notices = [line for line in capsys.readouterr().err.splitlines() if "retrying" in line]
+    assert len(notices) == 2
+    assert "the API answered 529; attempt 2 of 3 in " in notices[0]
+    assert "attempt 3 of 3" in notices[1]
+
+
+def test_an_error_that_is_not_retried_does_not_say_it_was(scripted_api, agent, capsys):
+    scripted_api.play({"turns": [{"error": {"status": 400, "message": "prompt is too long"}}]})
+    assert agent.run_turn([], "hi") == 1
+    err = capsys.readouterr().err
+    assert "the API answered 400: invalid_request_error: prompt is too long" in err
+    assert "retr" not in err and len(scripted_api.requests) == 1
+
+
+def test_a_failed_command_is_shown_as_failed(scripted_api, agent, capsys):
+    call_tool(scripted_api, agent, "bash", {"command": "echo no such thing; exit 3"})
+    out = capsys.readouterr().out
+    assert "no such thing  (+1 lines, failed: exit code 3)" in out
+    call_tool(scripted_api, agent, "bash", {"command": "echo fine"})
+    assert "failed" not in capsys.readouterr().out
+
+
+def test_an_empty_task_is_refused_before_any_request(scripted_api, version, tmp_path):
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "  ")
+    assert done.returncode == 1 and "the task is empty" in done.stderr
+    assert scripted_api.requests == []
+
+
+@pytest.mark.parametrize("version", versions_from("v2"))
+def test_a_todo_update_is_shown_once(scripted_api, make_agent, version, capsys):
+    agent = make_agent()
+    items = [{"content": "Write the parser", "status": "in_progress", "activeForm": "Writing it"}]
+    call_tool(scripted_api, agent, "todo", {"items": items})
+    out = capsys.readouterr().out
+    assert out.count("Write the parser") == 1  # the list itself; not the call, not the summary
+    assert "[>] Write the parser" in out

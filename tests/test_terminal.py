@@ -1,0 +1,137 @@
+"""The scripts at a real terminal: each runs in a pseudo-terminal (pexpect), against the scripted
+server, and gets keys as a person types them: arrows, a paste, Ctrl-C, Ctrl-D.
+
+The other tests run the scripts with pipes, where there is no line editing, spinner or status
+board; these are the ones that see what a person sees.
+"""
+import io
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from tests.agents import ROOT, SCRIPTS, versions_from
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
+pyte = pytest.importorskip("pyte", reason="pyte is in requirements-dev.txt")
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+LEFT = "\x1b[D"
+CTRL_C = "\x03"
+CTRL_D = "\x04"
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # what a terminal sends around a paste
+
+
+def spawn(version: str, tmp_path, columns: int = 100):
+    """The script in a pseudo-terminal of `columns` columns, working in tmp_path."""
+    env = {**os.environ, "TERM": "xterm", "NO_COLOR": "1", "HOME": str(tmp_path),
+           "AGENT_HISTORY": str(tmp_path / "history")}
+    child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path)],
+                          env=env, encoding="utf-8", timeout=20, dimensions=(24, columns),
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    child.logfile_read = io.StringIO()  # everything the terminal was sent, for pyte
+    return child
+
+
+def user_texts(request) -> list[str]:
+    """The texts of the request's last user message, reminders left out."""
+    content = request.body["messages"][-1]["content"]
+    return [block["text"] for block in content
+            if block["type"] == "text" and not block["text"].startswith("<reminder>")]
+
+
+def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(scripted_api, version,
+                                                                       tmp_path):
+    scripted_api.play({"turns": [{"text": "First answer."}, {"text": "Second answer."},
+                                 {"text": "Third answer."}]})
+    child = spawn(version, tmp_path)
+    child.expect("you> ")
+    child.send("hello wrld" + LEFT * 3 + "o\r")  # the typo fixed with the arrow keys
+    child.expect("First answer.")
+    child.expect("you> ")
+    child.send(PASTE_START + "line one\nline two\nline three" + PASTE_END + "\r")
+    child.expect("Second answer.")
+    child.expect("you> ")
+    child.send("p1\np2\np3\n")  # a paste from a terminal without bracketed paste: one write
+    child.expect("Third answer.")
+    child.expect("you> ")
+    child.send("half a line" + CTRL_C)
+    child.expect("line cleared")
+    assert child.isalive()
+    child.send(CTRL_C)  # the second one, within a second: leave
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    texts = [user_texts(request) for request in scripted_api.requests]
+    assert texts == [["hello world"], ["line one\nline two\nline three"], ["p1\np2\np3"]]
+    assert "hello world" in (tmp_path / "history").read_text()
+
+
+def test_ctrl_d_leaves_with_exit_code_0(scripted_api, tmp_path):
+    child = spawn("v1", tmp_path)
+    child.expect("you> ")
+    child.send(CTRL_D)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and scripted_api.requests == []
+
+
+@pytest.mark.allow_leftover_turns  # the subagent is stopped before it asks for its second turn
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(scripted_api,
+                                                                              version, tmp_path):
+    scripted_api.play({
+        "turns": [{"tool_calls": [{"name": "Task", "input": {
+                       "description": "slow job", "prompt": "SLOW-JOB: run it", "agent_type": "code"}}]},
+                  {"expect": {"last_user_contains": "never mind"}, "text": "Stopped. What next?"}],
+        "tracks": [{"match": "SLOW-JOB", "turns": [
+            {"tool_calls": [{"name": "bash", "input": {
+                "command": "touch started.flag; sleep 2; touch late.txt"}}]},
+            {"text": "done"}]}]})
+    child = spawn(version, tmp_path)
+    child.expect("you> ")
+    child.send("run the slow job\r")
+    deadline = time.monotonic() + 15
+    while not (tmp_path / "started.flag").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send(CTRL_C)
+    child.expect("interrupted")
+    child.expect("you> ")
+    stopped = time.monotonic()
+    child.send("never mind\r")
+    child.expect("Stopped. What next?")
+    time.sleep(max(0.0, 3 - (time.monotonic() - stopped)))  # the command would have touched it at 2 s
+    assert not (tmp_path / "late.txt").exists(), "a subagent's command went on after Ctrl-C"
+    child.send(CTRL_D)
+    child.expect(pexpect.EOF, timeout=5)  # exit does not wait for a worker thread
+    child.close()
+    assert child.exitstatus == 0
+    assert "Traceback" not in child.logfile_read.getvalue()
+
+
+DESCRIPTION = "リポジトリ全体のテストの構成を調べて失敗しているものを一覧にする作業"
+
+
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, version, tmp_path):
+    tool = {"name": "read_only_bash", "input": {"command": "ls"}}
+    scripted_api.play({
+        "turns": [{"tool_calls": [{"name": "Task", "input": {
+                       "description": DESCRIPTION, "prompt": "WIDE: look", "agent_type": "explore"}}]},
+                  {"text": "Done."}],
+        "tracks": [{"match": "WIDE", "turns": [{"latency": 0.3, "tool_calls": [tool]}] * 4
+                    + [{"latency": 0.3, "text": "report"}]}]})
+    child = spawn(version, tmp_path, columns=80)
+    child.expect("you> ")
+    child.send("look\r")
+    child.expect("Done.")
+    child.expect("you> ")
+    child.send(CTRL_D)
+    child.expect(pexpect.EOF)
+    screen = pyte.Screen(80, 24)
+    pyte.ByteStream(screen).feed(child.logfile_read.getvalue().encode("utf-8"))
+    status_lines = [line for line in screen.display if line.startswith("[explore]")]
+    assert len(status_lines) == 1, "\n".join(screen.display)
+    assert "done" in status_lines[0]
