@@ -88,7 +88,7 @@ def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(sc
                   {"expect": {"last_user_contains": "never mind"}, "text": "Stopped. What next?"}],
         "tracks": [{"match": "SLOW-JOB", "turns": [
             {"tool_calls": [{"name": "bash", "input": {
-                "command": "touch started.flag; sleep 2; touch late.txt"}}]},
+                "command": "touch started.flag; sleep 1; touch late.txt"}}]},
             {"text": "done"}]}]})
     child = spawn(version, tmp_path)
     child.expect("you> ")
@@ -102,7 +102,7 @@ def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(sc
     stopped = time.monotonic()
     child.send("never mind\r")
     child.expect("Stopped. What next?")
-    time.sleep(max(0.0, 3 - (time.monotonic() - stopped)))  # the command would have touched it at 2 s
+    time.sleep(max(0.0, 2 - (time.monotonic() - stopped)))  # it would have touched it at 1 s
     assert not (tmp_path / "late.txt").exists(), "a subagent's command went on after Ctrl-C"
     child.send(CTRL_D)
     child.expect(pexpect.EOF, timeout=5)  # exit does not wait for a worker thread
@@ -121,8 +121,8 @@ def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, v
         "turns": [{"tool_calls": [{"name": "Task", "input": {
                        "description": DESCRIPTION, "prompt": "WIDE: look", "agent_type": "explore"}}]},
                   {"text": "Done."}],
-        "tracks": [{"match": "WIDE", "turns": [{"latency": 0.3, "tool_calls": [tool]}] * 4
-                    + [{"latency": 0.3, "text": "report"}]}]})
+        "tracks": [{"match": "WIDE", "turns": [{"latency": 0.2, "tool_calls": [tool]}] * 4
+                    + [{"latency": 0.2, "text": "report"}]}]})
     child = spawn(version, tmp_path, columns=80)
     child.expect("you> ")
     child.send("look\r")
