@@ -5,6 +5,7 @@
 conftest.py says with a `script_path` fixture: a version script in tests/, an attendee's solution
 (or the reference) in workshop/.
 """
+
 import pytest
 
 from tests.agents import load_script
@@ -14,13 +15,15 @@ pytest_plugins = ["scripted.pytest_plugin", "pytester"]  # pytester: workshop ru
 
 @pytest.fixture
 def make_agent(script_path, scripted_api, tmp_path, monkeypatch):
-    """Load a fresh copy of the script under test, working in tmp_path, with extra environment set."""
+    """Load a fresh copy of the script under test, working in tmp_path, with extra environment
+    set."""
     monkeypatch.chdir(tmp_path)
 
     def make(**env):
         for name, value in env.items():
             monkeypatch.setenv(name, str(value))
         return load_script(script_path)
+
     return make
 
 

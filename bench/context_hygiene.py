@@ -1,13 +1,14 @@
-"""How much smaller does the main conversation stay when a subagent does the reading? Measured offline.
+"""How much smaller does the main conversation stay when a subagent does the reading? Measured
+offline.
 
     python bench/context_hygiene.py
 
 A scripted "read 20 files, then answer" task, done twice against the scripted server: inline by the
-previous version (v2_planning.py, or v1_basic.py if there is no v2), which reads the files itself, and by
-v3_subagents.py, which hands the reading to one explore subagent and gets back a short report. Prints the
-largest request the main agent sent in each case, and their ratio (the target is 0.20 or less). Nothing
-is asserted: the sizes depend on the files, which are generated here.
-"""
+previous version (v2_planning.py, or v1_basic.py if there is no v2), which reads the files itself,
+and by v3_subagents.py, which hands the reading to one explore subagent and gets back a short
+report. Prints the largest request the main agent sent in each case, and their ratio (the target is
+0.20 or less). Nothing is asserted: the sizes depend on the files, which are generated here. """
+
 import contextlib
 import io
 import os
@@ -23,17 +24,24 @@ from tests.agents import VERSIONS, load_agent  # noqa: E402
 
 FILES = 20
 QUESTION = "Which module under src/ defines load_settings? Read them all."
-REPORT = "src/module_13.py defines load_settings(path) at line 40; no other module defines or calls it."
+REPORT = (
+    "src/module_13.py defines load_settings(path) at line 40; no other module defines or calls it."
+)
 
 
 def write_project(folder: Path) -> list[str]:
     """Twenty modules of a few kilobytes each, like a small code base."""
     paths = []
     for number in range(FILES):
-        functions = [f"def helper_{number}_{index}(value):\n    \"\"\"Helper {index} of module {number}.\"\"\"\n"
-                     f"    result = value * {index} + {number}\n    return result\n\n" for index in range(30)]
+        functions = [
+            f'def helper_{number}_{index}(value):\n    """Helper {index} of module {number}."""\n'
+            f"    result = value * {index} + {number}\n    return result\n\n"
+            for index in range(30)
+        ]
         if number == 13:
-            functions[8] = "def load_settings(path):\n    \"\"\"Read the settings file.\"\"\"\n    return {}\n\n"
+            functions[8] = (
+                'def load_settings(path):\n    """Read the settings file."""\n    return {}\n\n'
+            )
         path = f"src/module_{number:02}.py"
         (folder / path).parent.mkdir(exist_ok=True)
         (folder / path).write_text("".join(functions))
@@ -43,9 +51,11 @@ def write_project(folder: Path) -> list[str]:
 
 def reading_turns(paths: list[str]) -> list[dict]:
     """Four rounds of five read_file calls, then the answer."""
-    rounds = [paths[start:start + 5] for start in range(0, len(paths), 5)]
-    return [{"tool_calls": [{"name": "read_file", "input": {"path": path}} for path in group]} for group in rounds] \
-        + [{"text": REPORT}]
+    rounds = [paths[start : start + 5] for start in range(0, len(paths), 5)]
+    return [
+        {"tool_calls": [{"name": "read_file", "input": {"path": path}} for path in group]}
+        for group in rounds
+    ] + [{"text": REPORT}]
 
 
 def inline(paths: list[str]) -> dict:
@@ -53,14 +63,20 @@ def inline(paths: list[str]) -> dict:
 
 
 def delegated(paths: list[str]) -> dict:
-    task = {"description": "find load_settings", "agent_type": "explore",
-            "prompt": f"SUBAGENT: {QUESTION} Report the file and line."}
-    return {"turns": [{"tool_calls": [{"name": "Task", "input": task}]}, {"text": REPORT}],
-            "tracks": [{"match": "SUBAGENT:", "turns": reading_turns(paths)}]}
+    task = {
+        "description": "find load_settings",
+        "agent_type": "explore",
+        "prompt": f"SUBAGENT: {QUESTION} Report the file and line.",
+    }
+    return {
+        "turns": [{"tool_calls": [{"name": "Task", "input": task}]}, {"text": REPORT}],
+        "tracks": [{"match": "SUBAGENT:", "turns": reading_turns(paths)}],
+    }
 
 
 def largest_main_request(api: ScriptedAPI, version: str, scenario: dict) -> int:
-    """Run the question through the version; return the size in bytes of its largest main-agent request."""
+    """Run the question through the version; return the size in bytes of its largest main-agent
+    request."""
     api.play(scenario)
     agent = load_agent(version)
     with contextlib.redirect_stdout(io.StringIO()):

@@ -1,4 +1,5 @@
-"""How much does the agent loop add to each model call? Measured offline against the scripted server.
+"""How much does the agent loop add to each model call? Measured offline against the scripted
+server.
 
     python bench/loop_overhead.py [v1|v2|v3|v4] [--rounds N]
 
@@ -6,6 +7,7 @@ Runs N rounds in which the scripted model calls `bash true` and then answers, on
 version's agent_loop and once as bare SDK streaming calls with the same requests; prints the time
 per round for both and their ratio. Nothing here is asserted: the numbers depend on the machine.
 """
+
 import argparse
 import contextlib
 import io
@@ -22,8 +24,12 @@ from scripted.server import ScriptedAPI  # noqa: E402
 from tests.agents import load_agent  # noqa: E402
 
 def scenario(rounds: int) -> dict:
-    return {"turns": [{"tool_calls": [{"name": "bash", "input": {"command": "true"}}], "repeat": rounds},
-                      {"text": "done"}]}
+    return {
+        "turns": [
+            {"tool_calls": [{"name": "bash", "input": {"command": "true"}}], "repeat": rounds},
+            {"text": "done"},
+        ]
+    }
 
 
 def time_agent_loop(agent, api: ScriptedAPI, rounds: int) -> float:
@@ -36,13 +42,19 @@ def time_agent_loop(agent, api: ScriptedAPI, rounds: int) -> float:
 
 
 def time_bare_sdk(agent, api: ScriptedAPI, rounds: int) -> float:
-    """The same requests the loop sent, replayed as plain streaming calls: the SDK and server cost alone."""
+    """The same requests the loop sent, replayed as plain streaming calls: the SDK and server cost
+    alone."""
     bodies = [request.body for request in api.requests]
     api.play({"turns": [{"text": "x", "repeat": len(bodies)}]})
     start = time.perf_counter()
     for body in bodies:
-        with agent.client.messages.stream(model=body["model"], max_tokens=body["max_tokens"], system=body["system"],
-                                          tools=body["tools"], messages=body["messages"]) as stream:
+        with agent.client.messages.stream(
+            model=body["model"],
+            max_tokens=body["max_tokens"],
+            system=body["system"],
+            tools=body["tools"],
+            messages=body["messages"],
+        ) as stream:
             stream.get_final_message()
     return (time.perf_counter() - start) / len(bodies)
 

@@ -3,11 +3,11 @@
     python bench/parallel.py
 
 The scripted model makes one Task call, then (in a second run) four Task calls in one reply. Every
-subagent makes two model calls (a read_only_bash call, then its report), and the scripted server takes
-0.5 s to answer each, as a slow model would. Four subagents run one after the other would take about
-four times as long as one; run in parallel, about as long as one. Prints both wall times and their ratio
-(the target is 1.3 or less). Nothing is asserted: the numbers depend on the machine.
-"""
+subagent makes two model calls (a read_only_bash call, then its report), and the scripted server
+takes 0.5 s to answer each, as a slow model would. Four subagents run one after the other would take
+about four times as long as one; run in parallel, about as long as one. Prints both wall times and
+their ratio (the target is 1.3 or less). Nothing is asserted: the numbers depend on the machine. """
+
 import contextlib
 import io
 import os
@@ -27,12 +27,28 @@ LATENCY = 0.5  # seconds the scripted server takes for each of a subagent's mode
 
 def scenario(subagents: int) -> dict:
     """The main agent makes `subagents` Task calls in one reply; each subagent has its own track."""
-    tasks = [{"name": "Task", "input": {"description": f"question {n}", "prompt": f"QUESTION-{n}: count the files.",
-                                        "agent_type": "explore"}} for n in range(subagents)]
-    child = [{"latency": LATENCY, "tool_calls": [{"name": "read_only_bash", "input": {"command": "ls"}}]},
-             {"latency": LATENCY, "text": "There are no files."}]
-    return {"turns": [{"tool_calls": tasks}, {"text": "All answered."}],
-            "tracks": [{"match": f"QUESTION-{n}:", "turns": child} for n in range(subagents)]}
+    tasks = [
+        {
+            "name": "Task",
+            "input": {
+                "description": f"question {n}",
+                "prompt": f"QUESTION-{n}: count the files.",
+                "agent_type": "explore",
+            },
+        }
+        for n in range(subagents)
+    ]
+    child = [
+        {
+            "latency": LATENCY,
+            "tool_calls": [{"name": "read_only_bash", "input": {"command": "ls"}}],
+        },
+        {"latency": LATENCY, "text": "There are no files."},
+    ]
+    return {
+        "turns": [{"tool_calls": tasks}, {"text": "All answered."}],
+        "tracks": [{"match": f"QUESTION-{n}:", "turns": child} for n in range(subagents)],
+    }
 
 
 def wall_time(api: ScriptedAPI, subagents: int) -> float:
@@ -59,7 +75,10 @@ def main() -> None:
     print(f"subagents with {LATENCY} s per model call, two calls each")
     print(f"  one Task call:             {one:.2f} s")
     print(f"  four Task calls, one reply: {four:.2f} s")
-    print(f"  ratio four / one: {four / one:.2f}x (target 1.3 or less; one after the other would be about 4x)")
+    print(
+        f"  ratio four / one: {four / one:.2f}x (target 1.3 or less; one after the other would be "
+        "about 4x)"
+    )
 
 
 if __name__ == "__main__":

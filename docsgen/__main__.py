@@ -44,7 +44,10 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)-7s - %(message)s")
     try:
         build_site(args.site_dir.resolve() if args.site_dir else None)
-    except (MkDocsException, SnippetMissingError) as error:  # strict: any warning aborts; mkdocs named the page
+    except (
+        MkDocsException,
+        SnippetMissingError,
+    ) as error:  # strict: any warning aborts; mkdocs named the page
         print(f"docs build failed: {error}", file=sys.stderr)
         return 1
     return 0

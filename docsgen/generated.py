@@ -40,8 +40,10 @@ SECTION_HEADING = re.compile(r"^# -- ([a-z_]+(?:/[a-z_]+)?) -- ")
 
 # -- sections of the scripts ------------------------------------------------------
 
+
 def script_sections(script: Path) -> dict[str, str]:
-    """Each section of a script by name: the lines after its heading, up to the next heading, blank ends trimmed."""
+    """Each section of a script by name: the lines after its heading, up to the next heading, blank
+    ends trimmed."""
     sections: dict[str, list[str]] = {}
     current = None
     for line in script.read_text(encoding="utf-8").splitlines():
@@ -60,6 +62,7 @@ def section_path(script: str, name: str) -> Path:
 
 
 # -- diffs between consecutive versions ---------------------------------------
+
 
 def version_diff(old: Path, new: Path) -> str:
     """The unified diff a reader would get from `diff -u old new`."""
@@ -89,17 +92,25 @@ def diff_path(old: str, new: str) -> Path:
 
 # -- transcripts of the offline demo -------------------------------------------
 
+
 def demo_transcript(version: str) -> str:
     """Run the offline demo and return what a terminal would show, command line included."""
     # Not a tty, so the scripts print no colours; NO_COLOR says so to anything that asks anyway.
     env = {**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
     result = subprocess.run(
         [sys.executable, "-m", "scripted.demo", version],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,  # as a terminal interleaves them
-        text=True, encoding="utf-8", timeout=300,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # as a terminal interleaves them
+        text=True,
+        encoding="utf-8",
+        timeout=300,
     )
     if result.returncode != 0:
-        raise RuntimeError(f"`python -m scripted.demo {version}` exited with {result.returncode}:\n{result.stdout}")
+        raise RuntimeError(
+            f"`python -m scripted.demo {version}` exited with {result.returncode}:\n{result.stdout}"
+        )
     return f"$ python -m scripted.demo {version}\n{result.stdout}"
 
 
@@ -120,6 +131,7 @@ def transcript_path(version: str) -> Path:
 
 # -- writing .generated/ ----------------------------------------------------------
 
+
 def expected_files() -> dict[Path, str]:
     """Every generated file with the content it must have now."""
     files = {}
@@ -130,7 +142,9 @@ def expected_files() -> dict[Path, str]:
     for old, new in diff_pairs():
         files[diff_path(old, new)] = version_diff(ROOT / VERSIONS[old], ROOT / VERSIONS[new])
     versions = demo_versions()
-    with ThreadPoolExecutor() as pool:  # each demo is a separate process, so they can run side by side
+    with (
+        ThreadPoolExecutor() as pool
+    ):  # each demo is a separate process, so they can run side by side
         for version, transcript in zip(versions, pool.map(demo_transcript, versions), strict=True):
             files[transcript_path(version)] = transcript
     return files
@@ -144,8 +158,10 @@ def write_all() -> None:
             path.unlink(missing_ok=True)  # e.g. a diff for a pair that no longer exists
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        # Written beside, then swapped in: a build running at the same time (the tests run in parallel) reads
-        # the old file or the new one, never half of one. newline="": "\n" on Windows too, so a diff stays
+        # Written beside, then swapped in: a build running at the same time (the tests run in
+        # parallel) reads
+        # the old file or the new one, never half of one. newline="": "\n" on Windows too, so a diff
+        # stays
         # byte for byte what difflib made.
         partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
         partial.write_text(text, encoding="utf-8", newline="")

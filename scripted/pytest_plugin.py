@@ -16,8 +16,12 @@ import pytest
 from scripted.server import ScriptedAPI
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "allow_violations: the test provokes API violations or scenario problems")
-    config.addinivalue_line("markers", "allow_leftover_turns: the test may leave scripted turns unplayed")
+    config.addinivalue_line(
+        "markers", "allow_violations: the test provokes API violations or scenario problems"
+    )
+    config.addinivalue_line(
+        "markers", "allow_leftover_turns: the test may leave scripted turns unplayed"
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -37,7 +41,9 @@ def _scripted_server() -> Iterator[ScriptedAPI]:
 
 
 @pytest.fixture
-def scripted_api(_scripted_server: ScriptedAPI, request: pytest.FixtureRequest) -> Iterator[ScriptedAPI]:
+def scripted_api(
+    _scripted_server: ScriptedAPI, request: pytest.FixtureRequest
+) -> Iterator[ScriptedAPI]:
     """The session's server with an empty script; call `play()` to give it turns."""
     api = _scripted_server
     api.play({"turns": []})

@@ -28,10 +28,23 @@ def validate_request(body: dict) -> list[str]:
     """Check a request body against the Messages API's rules; an empty list means valid."""
     if not isinstance(body, dict):
         return ["request body must be a JSON object"]
-    errors = top_level_errors(body) + tools_errors(body.get("tools")) + messages_errors(body.get("messages"))
-    if not errors and "tools" not in body and any(
-            block["type"] in ("tool_use", "tool_result") for m in body["messages"] for block in blocks_of(m)):
-        errors.append("Requests which include `tool_use` or `tool_result` blocks must define tools.")
+    errors = (
+        top_level_errors(body)
+        + tools_errors(body.get("tools"))
+        + messages_errors(body.get("messages"))
+    )
+    if (
+        not errors
+        and "tools" not in body
+        and any(
+            block["type"] in ("tool_use", "tool_result")
+            for m in body["messages"]
+            for block in blocks_of(m)
+        )
+    ):
+        errors.append(
+            "Requests which include `tool_use` or `tool_result` blocks must define tools."
+        )
     return errors
 
 
@@ -43,7 +56,9 @@ def top_level_errors(body: dict) -> list[str]:
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         errors.append("max_tokens: Field required (a positive integer)")
     system = body.get("system", "")
-    if not isinstance(system, str) and not (isinstance(system, list) and all(map(is_text_block, system))):
+    if not isinstance(system, str) and not (
+        isinstance(system, list) and all(map(is_text_block, system))
+    ):
         errors.append("system: must be a string or a list of non-empty text blocks")
     choice = body.get("tool_choice", {"type": "auto"})
     if not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none"):
@@ -51,9 +66,15 @@ def top_level_errors(body: dict) -> list[str]:
     elif choice["type"] == "tool" and choice.get("name") not in declared_tools(body):
         errors.append(f"tool_choice.name: {choice.get('name')!r} is not one of the declared tools")
     cache = body.get("cache_control", {"type": "ephemeral"})
-    if not isinstance(cache, dict) or cache.get("type") != "ephemeral" or set(cache) - {"type", "ttl"} \
-            or cache.get("ttl", "5m") not in ("5m", "1h"):
-        errors.append("cache_control: must be {\"type\": \"ephemeral\"}, with an optional ttl of '5m' or '1h'")
+    if (
+        not isinstance(cache, dict)
+        or cache.get("type") != "ephemeral"
+        or set(cache) - {"type", "ttl"}
+        or cache.get("ttl", "5m") not in ("5m", "1h")
+    ):
+        errors.append(
+            "cache_control: must be {\"type\": \"ephemeral\"}, with an optional ttl of '5m' or '1h'"
+        )
     return errors
 
 
@@ -96,15 +117,19 @@ def schema_errors(schema: Any, where: str) -> list[str]:
 def messages_errors(messages: Any) -> list[str]:
     if not isinstance(messages, list) or not messages:
         return ["messages: Field required (a non-empty list)"]
-    errors = [error for i, message in enumerate(messages) for error in message_shape_errors(i, message)]
+    errors = [
+        error for i, message in enumerate(messages) for error in message_shape_errors(i, message)
+    ]
     if errors:
         return errors  # the rules below assume well-formed messages
     if messages[0]["role"] != "user":
-        errors.append("messages.0.role: the first message must use the \"user\" role")
+        errors.append('messages.0.role: the first message must use the "user" role')
     for i in range(1, len(messages)):
         if messages[i]["role"] == messages[i - 1]["role"]:
-            errors.append(f"messages.{i}: roles must alternate between \"user\" and \"assistant\", "
-                          f"but found two \"{messages[i]['role']}\" messages in a row")
+            errors.append(
+                f'messages.{i}: roles must alternate between "user" and "assistant", '
+                f'but found two "{messages[i]["role"]}" messages in a row'
+            )
     return errors + tool_pairing_errors(messages)
 
 
@@ -118,17 +143,30 @@ def message_shape_errors(i: int, message: Any) -> list[str]:
         return [f"messages.{i}.content: must be a non-empty string or a non-empty list of blocks"]
     errors = []
     for j, block in enumerate(content):
-        where, kind = f"messages.{i}.content.{j}", block.get("type") if isinstance(block, dict) else None
+        where, kind = (
+            f"messages.{i}.content.{j}",
+            block.get("type") if isinstance(block, dict) else None,
+        )
         if not isinstance(kind, str):
             errors.append(f"{where}: a content block must be an object with a `type`")
         elif kind == "text" and not is_text_block(block):
             errors.append(f"{where}: text content blocks must be non-empty")
-        elif kind == "tool_use" and not (role == "assistant" and isinstance(block.get("id"), str)
-                                         and isinstance(block.get("name"), str)
-                                         and isinstance(block.get("input"), dict)):
-            errors.append(f"{where}: a tool_use block belongs in an assistant message, with id, name and input")
-        elif kind == "tool_result" and not (role == "user" and isinstance(block.get("tool_use_id"), str)):
-            errors.append(f"{where}: a tool_result block belongs in a user message, with a tool_use_id")
+        elif kind == "tool_use" and not (
+            role == "assistant"
+            and isinstance(block.get("id"), str)
+            and isinstance(block.get("name"), str)
+            and isinstance(block.get("input"), dict)
+        ):
+            errors.append(
+                f"{where}: a tool_use block belongs in an assistant message, with id, name and "
+                "input"
+            )
+        elif kind == "tool_result" and not (
+            role == "user" and isinstance(block.get("tool_use_id"), str)
+        ):
+            errors.append(
+                f"{where}: a tool_result block belongs in a user message, with a tool_use_id"
+            )
     return errors
 
 
@@ -140,14 +178,23 @@ def tool_pairing_errors(messages: list[dict]) -> list[str]:
             errors += tool_result_errors(i, message, tool_use_ids(messages[i - 1]) if i else [])
             continue
         ids = tool_use_ids(message)
-        errors += [f"messages.{i}: tool_use ids must be unique; {id_!r} was used before"
-                   for id_ in ids if id_ in seen_ids]
+        errors += [
+            f"messages.{i}: tool_use ids must be unique; {id_!r} was used before"
+            for id_ in ids
+            if id_ in seen_ids
+        ]
         seen_ids.update(ids)
-        answered = {block["tool_use_id"] for block in tool_results(messages[i + 1])} if i + 1 < len(messages) else set()
+        answered = (
+            {block["tool_use_id"] for block in tool_results(messages[i + 1])}
+            if i + 1 < len(messages)
+            else set()
+        )
         if missing := [id_ for id_ in ids if id_ not in answered]:
-            errors.append(f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
-                          f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
-                          "`tool_result` block in the next message.")
+            errors.append(
+                f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+                f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                "`tool_result` block in the next message."
+            )
     return errors
 
 
@@ -159,14 +206,21 @@ def tool_result_errors(i: int, message: dict, asked_ids: list[str]) -> list[str]
             continue
         where, id_ = f"messages.{i}.content.{j}", block["tool_use_id"]
         if other_block_seen:
-            errors.append(f"{where}: `tool_result` blocks must come before any other content in a user message")
+            errors.append(
+                f"{where}: `tool_result` blocks must come before any other content in a user "
+                "message"
+            )
         if id_ not in asked_ids:
-            errors.append(f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {id_}. Each "
-                          "`tool_result` block must have a corresponding `tool_use` block in the previous message.")
+            errors.append(
+                f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {id_}. Each "
+                "`tool_result` block must have a corresponding `tool_use` block in the previous "
+                "message."
+            )
         elif id_ in answered:
             errors.append(f"{where}: duplicate `tool_result` for tool_use id {id_}")
         answered.add(id_)
     return errors
+
 
 # -- reading a request --
 
@@ -177,8 +231,12 @@ def blocks_of(message: dict) -> list[dict]:
 
 
 def is_text_block(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") == "text" \
-        and isinstance(block.get("text"), str) and bool(block["text"].strip())
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and bool(block["text"].strip())
+    )
 
 
 def tool_use_ids(message: dict) -> list[str]:
@@ -201,4 +259,8 @@ def plain_text(content: Any) -> str:
 
 def declared_tools(body: dict) -> dict[str, Any]:
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
-    return {tool["name"]: tool.get("input_schema") for tool in tools if isinstance(tool, dict) and "name" in tool}
+    return {
+        tool["name"]: tool.get("input_schema")
+        for tool in tools
+        if isinstance(tool, dict) and "name" in tool
+    }

@@ -58,19 +58,39 @@ from scripted.rules import declared_tools, plain_text, tool_results, validate_re
 
 # -- configuration --
 
-ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-               404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-               500: "api_error", 529: "overloaded_error"}
-STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal",
-                "model_context_window_exceeded"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+STOP_REASONS = {
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "stop_sequence",
+    "pause_turn",
+    "refusal",
+    "model_context_window_exceeded",
+}
 TURN_KEYS = {"text", "tool_calls", "stop_reason", "expect", "latency", "hold", "repeat", "error"}
 CALL_KEYS = {"name", "input", "invalid"}
 ERROR_KEYS = {"status", "message", "retry_after_ms"}
-EXPECT_KEYS = {"tool_result_contains", "tool_result_is_error", "last_user_contains", "system_contains", "tools"}
-TEXT_CHUNK = 16     # characters per delta, so streaming shows in a terminal...
-MAX_DELTAS = 400    # ...but a huge text is cut into at most about this many deltas
+EXPECT_KEYS = {
+    "tool_result_contains",
+    "tool_result_is_error",
+    "last_user_contains",
+    "system_contains",
+    "tools",
+}
+TEXT_CHUNK = 16  # characters per delta, so streaming shows in a terminal...
+MAX_DELTAS = 400  # ...but a huge text is cut into at most about this many deltas
 NO_TURN_LEFT = "scripted scenario has no turn left for this request"
-HOLD_LIMIT = 30     # seconds a `hold: true` reply waits for api.release() before it goes out anyway
+HOLD_LIMIT = 30  # seconds a `hold: true` reply waits for api.release() before it goes out anyway
 
 # -- loading a scenario --
 
@@ -89,9 +109,15 @@ def check_scenario(data: Any, source: str = "scenario") -> dict:
         raise ValueError(f"{source}: a scenario must be a mapping with a `turns` list")
     tracks = data.get("tracks", [])
     if not isinstance(tracks, list) or not all(
-            isinstance(track, dict) and isinstance(track.get("match"), str) and track["match"]
-            and isinstance(track.get("turns"), list) for track in tracks):
-        raise ValueError(f"{source}: `tracks` must be a list of mappings, each with a `match` and `turns`")
+        isinstance(track, dict)
+        and isinstance(track.get("match"), str)
+        and track["match"]
+        and isinstance(track.get("turns"), list)
+        for track in tracks
+    ):
+        raise ValueError(
+            f"{source}: `tracks` must be a list of mappings, each with a `match` and `turns`"
+        )
     for track in [{"match": None, "turns": data["turns"]}, *tracks]:
         for number, turn in enumerate(track["turns"], 1):
             if problem := turn_shape_problem(turn):
@@ -112,19 +138,33 @@ def turn_shape_problem(turn: Any) -> str | None:
         error = turn["error"]
         if {"text", "tool_calls", "stop_reason"} & set(turn):
             return "an `error` turn cannot also have text, tool_calls or stop_reason"
-        if not isinstance(error, dict) or set(error) - ERROR_KEYS or error.get("status") not in ERROR_TYPES:
-            return f"`error` needs a `status` in {sorted(ERROR_TYPES)} and may have {sorted(ERROR_KEYS)}"
+        if (
+            not isinstance(error, dict)
+            or set(error) - ERROR_KEYS
+            or error.get("status") not in ERROR_TYPES
+        ):
+            return (
+                f"`error` needs a `status` in {sorted(ERROR_TYPES)} and may have "
+                f"{sorted(ERROR_KEYS)}"
+            )
     elif "text" not in turn and "tool_calls" not in turn:
         return "a turn needs `text`, `tool_calls` or `error`"
     if "text" in turn and (not isinstance(turn["text"], str) or not turn["text"]):
         return "`text` must be a non-empty string"
     calls = turn.get("tool_calls", [])
     if not isinstance(calls, list) or not all(is_tool_call(call) for call in calls):
-        return f"each tool call needs a `name` and an `input` mapping, and may have {sorted(CALL_KEYS)}"
+        return (
+            "each tool call needs a `name` and an `input` mapping, and may have "
+            f"{sorted(CALL_KEYS)}"
+        )
     if turn.get("stop_reason", "end_turn") not in STOP_REASONS:
         return f"`stop_reason` must be one of {sorted(STOP_REASONS)}"
     expect = turn.get("expect", {})
-    if not isinstance(expect, dict) or set(expect) - EXPECT_KEYS or not isinstance(expect.get("tools", []), list):
+    if (
+        not isinstance(expect, dict)
+        or set(expect) - EXPECT_KEYS
+        or not isinstance(expect.get("tools", []), list)
+    ):
         return f"`expect` may have {sorted(EXPECT_KEYS)}, with `tools` a list of names"
     if not isinstance(turn.get("latency", 0), (int, float)) or turn.get("latency", 0) < 0:
         return "`latency` must be a number of seconds"
@@ -136,8 +176,13 @@ def turn_shape_problem(turn: Any) -> str | None:
 
 
 def is_tool_call(call: Any) -> bool:
-    return isinstance(call, dict) and not set(call) - CALL_KEYS and isinstance(call.get("name"), str) \
+    return (
+        isinstance(call, dict)
+        and not set(call) - CALL_KEYS
+        and isinstance(call.get("name"), str)
         and isinstance(call.get("input", {}), dict)
+    )
+
 
 # -- checking a turn against its request --
 
@@ -146,32 +191,52 @@ def expect_failures(expect: dict, body: dict) -> list[str]:
     last_user = next(message for message in reversed(body["messages"]) if message["role"] == "user")
     results, failures = tool_results(last_user), []
     if "tool_result_contains" in expect:
-        results = [result for result in results if expect["tool_result_contains"] in plain_text(result)]
+        results = [
+            result for result in results if expect["tool_result_contains"] in plain_text(result)
+        ]
         if not results:
-            failures.append(f"no tool_result in the last user message contains {expect['tool_result_contains']!r}")
+            failures.append(
+                "no tool_result in the last user message contains "
+                f"{expect['tool_result_contains']!r}"
+            )
     if "tool_result_is_error" in expect and not any(
-            bool(result.get("is_error")) == expect["tool_result_is_error"] for result in results):
+        bool(result.get("is_error")) == expect["tool_result_is_error"] for result in results
+    ):
         failures.append(f"no matching tool_result has is_error={expect['tool_result_is_error']}")
-    if "last_user_contains" in expect and expect["last_user_contains"] not in plain_text(last_user["content"]):
+    if "last_user_contains" in expect and expect["last_user_contains"] not in plain_text(
+        last_user["content"]
+    ):
         failures.append(f"the last user message does not contain {expect['last_user_contains']!r}")
-    if "system_contains" in expect and expect["system_contains"] not in plain_text(body.get("system", "")):
+    if "system_contains" in expect and expect["system_contains"] not in plain_text(
+        body.get("system", "")
+    ):
         failures.append(f"the system prompt does not contain {expect['system_contains']!r}")
     if "tools" in expect and set(expect["tools"]) != set(declared_tools(body)):
-        failures.append(f"the declared tools are {sorted(declared_tools(body))}, not {sorted(expect['tools'])}")
+        failures.append(
+            f"the declared tools are {sorted(declared_tools(body))}, not {sorted(expect['tools'])}"
+        )
     return failures
 
 
 def tool_call_problems(calls: list[dict], body: dict) -> list[str]:
-    """A scripted call that does not fit the request's tools is a typo in the scenario, not in the agent."""
+    """A scripted call that does not fit the request's tools is a typo in the scenario, not in the
+    agent."""
     problems, declared = [], declared_tools(body)
     for call in [call for call in calls if not call.get("invalid")]:
         if call["name"] not in declared:
-            problems.append(f"tool call {call['name']!r} is not among the declared tools {sorted(declared)}")
+            problems.append(
+                f"tool call {call['name']!r} is not among the declared tools {sorted(declared)}"
+            )
         elif declared[call["name"]] is not None:
             validator = jsonschema.Draft202012Validator(declared[call["name"]])
-            if error := jsonschema.exceptions.best_match(validator.iter_errors(call.get("input", {}))):
-                problems.append(f"tool call {call['name']!r} does not fit its input_schema: {error.message}")
+            if error := jsonschema.exceptions.best_match(
+                validator.iter_errors(call.get("input", {}))
+            ):
+                problems.append(
+                    f"tool call {call['name']!r} does not fit its input_schema: {error.message}"
+                )
     return problems
+
 
 # -- composing a reply --
 
@@ -186,11 +251,19 @@ def to_json(data: Any) -> str:
 
 def count_usage(body: dict, content: list[dict], cached_prefixes: set[str]) -> dict:
     """Deterministic token counts (four characters of JSON a token) and a simulated prompt cache."""
-    usage = {"input_tokens": len(canonical(body)) // 4, "output_tokens": max(1, len(canonical(content)) // 4),
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    usage = {
+        "input_tokens": len(canonical(body)) // 4,
+        "output_tokens": max(1, len(canonical(content)) // 4),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
     if "cache_control" in body:
         prefix = canonical({"system": body.get("system"), "tools": body.get("tools")})
-        key = "cache_read_input_tokens" if prefix in cached_prefixes else "cache_creation_input_tokens"
+        key = (
+            "cache_read_input_tokens"
+            if prefix in cached_prefixes
+            else "cache_creation_input_tokens"
+        )
         usage[key] = len(prefix) // 4
         usage["input_tokens"] -= usage[key]
         cached_prefixes.add(prefix)
@@ -199,32 +272,66 @@ def count_usage(body: dict, content: list[dict], cached_prefixes: set[str]) -> d
 
 def sse_events(message: dict) -> list[tuple[str, dict]]:
     """The same message as the event sequence the SDK's stream accumulator rebuilds."""
-    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "usage": {**message["usage"], "output_tokens": 1},
+    }
     events = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            opening, delta_type, key, payload = {"type": "text", "text": ""}, "text_delta", "text", block["text"]
+            opening, delta_type, key, payload = (
+                {"type": "text", "text": ""},
+                "text_delta",
+                "text",
+                block["text"],
+            )
         else:
             opening = {**block, "input": {}}
             delta_type, key, payload = "input_json_delta", "partial_json", to_json(block["input"])
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": opening}))
-        events += [("content_block_delta", {"type": "content_block_delta", "index": index,
-                                            "delta": {"type": delta_type, key: piece}}) for piece in chunks(payload)]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            )
+        )
+        events += [
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": delta_type, key: piece},
+                },
+            )
+            for piece in chunks(payload)
+        ]
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                     "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
+        )
+    )
     return events + [("message_stop", {"type": "message_stop"})]
 
 
 def chunks(text: str) -> list[str]:
     size = max(TEXT_CHUNK, len(text) // MAX_DELTAS + 1)
-    return [text[start:start + size] for start in range(0, len(text), size)]
+    return [text[start : start + size] for start in range(0, len(text), size)]
 
 
 def error_body(status: int, message: str) -> dict:
-    return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
+    return {
+        "type": "error",
+        "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
+    }
+
 
 # -- the server --
 
@@ -233,11 +340,11 @@ def error_body(status: int, message: str) -> dict:
 class Recorded:
     body: dict
     raw: bytes
-    headers: dict     # names in lower case
-    track: str        # "default", or the `match` of the track that answered
+    headers: dict  # names in lower case
+    track: str  # "default", or the `match` of the track that answered
     size: int
     received: float = field(default_factory=time.monotonic)
-    answered: float = 0.0     # time.monotonic() as the reply starts to go out (0.0 until then)
+    answered: float = 0.0  # time.monotonic() as the reply starts to go out (0.0 until then)
 
 
 @dataclass
@@ -268,12 +375,25 @@ class ScriptedAPI:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def client_env(self, api_key: str = "scripted") -> dict[str, str]:
-        """Environment variables that point an SDK client (in this process or a child) at this server.
-        NO_PROXY keeps a proxy set for the real network (HTTP_PROXY, ALL_PROXY) from catching loopback traffic."""
-        no_proxy = ",".join(filter(None, [os.environ.get("NO_PROXY") or os.environ.get("no_proxy"),
-                                          "127.0.0.1", "localhost"]))
-        return {"ANTHROPIC_BASE_URL": self.start(), "ANTHROPIC_API_KEY": api_key,
-                "NO_PROXY": no_proxy, "no_proxy": no_proxy}
+        """Environment variables that point an SDK client (in this process or a child) at this
+        server. NO_PROXY keeps a proxy set for the real network (HTTP_PROXY, ALL_PROXY) from
+        catching loopback traffic."""
+        no_proxy = ",".join(
+            filter(
+                None,
+                [
+                    os.environ.get("NO_PROXY") or os.environ.get("no_proxy"),
+                    "127.0.0.1",
+                    "localhost",
+                ],
+            )
+        )
+        return {
+            "ANTHROPIC_BASE_URL": self.start(),
+            "ANTHROPIC_API_KEY": api_key,
+            "NO_PROXY": no_proxy,
+            "no_proxy": no_proxy,
+        }
 
     def stop(self) -> None:
         if self._httpd is not None:
@@ -282,14 +402,25 @@ class ScriptedAPI:
             self._httpd = None
 
     def play(self, scenario: dict | str | Path) -> None:
-        scenario = load_scenario(scenario) if isinstance(scenario, (str, Path)) else check_scenario(scenario)
+        scenario = (
+            load_scenario(scenario)
+            if isinstance(scenario, (str, Path))
+            else check_scenario(scenario)
+        )
         tracks = [{"match": None, "turns": scenario["turns"]}, *scenario.get("tracks", [])]
         with self._lock:
             self.scenario = scenario
-            self._tracks = [(track["match"], deque((step_label(track["match"], number), turn)
-                                                   for number, turn in enumerate(track["turns"], 1)
-                                                   for _ in range(turn.get("repeat", 1))))
-                            for track in tracks]
+            self._tracks = [
+                (
+                    track["match"],
+                    deque(
+                        (step_label(track["match"], number), turn)
+                        for number, turn in enumerate(track["turns"], 1)
+                        for _ in range(turn.get("repeat", 1))
+                    ),
+                )
+                for track in tracks
+            ]
             self._cached_prefixes: set[str] = set()
             self.requests: list[Recorded] = []
             self.violations: list[str] = []
@@ -304,23 +435,31 @@ class ScriptedAPI:
         released = self._released
         if not released.wait(HOLD_LIMIT):
             with self._lock:
-                self.problems.append(f"a `hold: true` reply waited {HOLD_LIMIT} s: "
-                                     "the test never called release()")
+                self.problems.append(
+                    f"a `hold: true` reply waited {HOLD_LIMIT} s: the test never called release()"
+                )
 
     def remaining(self) -> int:
         with self._lock:
             return sum(len(turns) for _, turns in self._tracks)
 
-    def answer(self, method: str, path: str, raw: bytes, headers: dict) -> tuple[Reply, Recorded | None]:
-        """Record the request and choose its reply; the handler sleeps and writes outside the lock."""
+    def answer(
+        self, method: str, path: str, raw: bytes, headers: dict
+    ) -> tuple[Reply, Recorded | None]:
+        """Record the request and choose its reply; the handler sleeps and writes outside the
+        lock."""
         with self._lock:
             reply, record = self._answer(method, path, raw, headers)
             reply.headers["request-id"] = self._next_id("req_scripted")
             return reply, record
 
-    def _answer(self, method: str, path: str, raw: bytes, headers: dict) -> tuple[Reply, Recorded | None]:
+    def _answer(
+        self, method: str, path: str, raw: bytes, headers: dict
+    ) -> tuple[Reply, Recorded | None]:
         if (method, path) != ("POST", "/v1/messages"):
-            self.problems.append(f"no such endpoint {method} {path}; the scripted API serves POST /v1/messages")
+            self.problems.append(
+                f"no such endpoint {method} {path}; the scripted API serves POST /v1/messages"
+            )
             return error_reply({"status": 404, "message": f"Not found: {method} {path}"}), None
         try:
             body = json.loads(raw)
@@ -332,7 +471,11 @@ class ScriptedAPI:
             self.violations.append("x-api-key header is required")
             return error_reply({"status": 401, "message": "x-api-key header is required"}), record
         errors = [] if "anthropic-version" in headers else ["anthropic-version: header is required"]
-        errors += validate_request(body) if isinstance(body, dict) else ["request body must be a JSON object"]
+        errors += (
+            validate_request(body)
+            if isinstance(body, dict)
+            else ["request body must be a JSON object"]
+        )
         if errors:
             self.violations += errors
             return error_reply({"status": 400, "message": "; ".join(errors)}), record
@@ -341,7 +484,9 @@ class ScriptedAPI:
     def _play_turn(self, body: dict, record: Recorded) -> Reply:
         record.track, turns = self._track_for(body)
         if not turns:
-            self.problems.append(f"{NO_TURN_LEFT} (track {record.track!r}, request {len(self.requests)})")
+            self.problems.append(
+                f"{NO_TURN_LEFT} (track {record.track!r}, request {len(self.requests)})"
+            )
             return error_reply({"status": 400, "message": NO_TURN_LEFT})
         label, turn = turns.popleft()
         if failures := expect_failures(turn.get("expect", {}), body):
@@ -349,13 +494,22 @@ class ScriptedAPI:
             return error_reply({"status": 400, "message": self.problems[-1]})
         if "error" in turn:
             return error_reply(turn["error"], turn.get("latency", 0))
-        self.problems += [f"{label}: {problem}" for problem in tool_call_problems(turn.get("tool_calls", []), body)]
+        self.problems += [
+            f"{label}: {problem}"
+            for problem in tool_call_problems(turn.get("tool_calls", []), body)
+        ]
         stream = body.get("stream") is True
-        return Reply(200, self._message(turn, body), stream, turn.get("latency", 0),
-                     hold=turn.get("hold", False))
+        return Reply(
+            200,
+            self._message(turn, body),
+            stream,
+            turn.get("latency", 0),
+            hold=turn.get("hold", False),
+        )
 
     def _track_for(self, body: dict) -> tuple[str, deque]:
-        """The first track whose `match` is in the first user message and has turns left, else the default."""
+        """The first track whose `match` is in the first user message and has turns left, else the
+        default."""
         first_text = plain_text(body["messages"][0]["content"])
         for match, turns in self._tracks[1:]:
             if match in first_text and turns:
@@ -364,12 +518,26 @@ class ScriptedAPI:
 
     def _message(self, turn: dict, body: dict) -> dict:
         content = [{"type": "text", "text": turn["text"]}] if "text" in turn else []
-        content += [{"type": "tool_use", "id": self._next_id("toolu_01scripted"), "name": call["name"],
-                     "input": call.get("input", {})} for call in turn.get("tool_calls", [])]
+        content += [
+            {
+                "type": "tool_use",
+                "id": self._next_id("toolu_01scripted"),
+                "name": call["name"],
+                "input": call.get("input", {}),
+            }
+            for call in turn.get("tool_calls", [])
+        ]
         stop_reason = turn.get("stop_reason", "tool_use" if turn.get("tool_calls") else "end_turn")
-        return {"id": self._next_id("msg_01scripted"), "type": "message", "role": "assistant",
-                "model": body["model"], "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-                "usage": count_usage(body, content, self._cached_prefixes)}
+        return {
+            "id": self._next_id("msg_01scripted"),
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": count_usage(body, content, self._cached_prefixes),
+        }
 
     def _next_id(self, prefix: str) -> str:
         self._ids += 1
@@ -401,9 +569,10 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self._send(reply)
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client hung up mid-reply (it stopped reading a stream); there is no one to tell
+            # the client hung up mid-reply (it stopped reading a stream); there is no one to tell
+            pass
 
-    do_GET = do_PUT = do_DELETE = do_POST   # so other endpoints get the API's 404, not a bare 501
+    do_GET = do_PUT = do_DELETE = do_POST  # so other endpoints get the API's 404, not a bare 501
 
     def _send(self, reply: Reply) -> None:
         self.send_response(reply.status)

@@ -1,9 +1,11 @@
-"""Loading the version scripts for tests: each test gets a fresh module, pointed at the scripted server.
+"""Loading the version scripts for tests: each test gets a fresh module, pointed at the scripted
+server.
 
 The scripts are meant to be run, not imported, so there is no package to import them from. Loading
 one from its path runs its top level again, which re-reads the environment (limits such as
 BASH_TIMEOUT) and makes a new `anthropic.Anthropic()` client aimed at ANTHROPIC_BASE_URL.
 """
+
 import contextlib
 import importlib.util
 import io
@@ -25,7 +27,8 @@ def load_agent(version: str) -> ModuleType:
 
 
 def load_script(path: Path, name: str = "") -> ModuleType:
-    """A fresh module from any script file: a version script, or a workshop solution built on one."""
+    """A fresh module from any script file: a version script, or a workshop solution built on
+    one."""
     spec = importlib.util.spec_from_file_location(name or f"agent_{Path(path).stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -42,17 +45,31 @@ def run_script(version: str, *args: str, **options) -> subprocess.CompletedProce
     return run_file(ROOT / SCRIPTS[version], *args, **options)
 
 
-def run_file(path: Path, *args: str, env: dict | None = None, cwd: Path | None = None,
-             input_text: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
+def run_file(
+    path: Path,
+    *args: str,
+    env: dict | None = None,
+    cwd: Path | None = None,
+    input_text: str = "",
+    timeout: float = 60,
+) -> subprocess.CompletedProcess:
     """Run any script file the same way (see run_script)."""
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env = {key: value for key, value in full_env.items() if value is not None}
-    return subprocess.run([sys.executable, str(path), *args], capture_output=True,
-                          input=input_text, text=True, env=full_env, cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(path), *args],
+        capture_output=True,
+        input=input_text,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
-def run_in_process(path: Path, *args: str, env: dict | None = None, cwd: Path | None = None,
-                   input_text: str = "") -> subprocess.CompletedProcess:
+def run_in_process(
+    path: Path, *args: str, env: dict | None = None, cwd: Path | None = None, input_text: str = ""
+) -> subprocess.CompletedProcess:
     """Run a script's main() as run_file would, but in this process: no second `import anthropic`.
 
     The same arguments and the same result. The environment, the working folder, sys.argv and
@@ -105,7 +122,14 @@ def results_sent(api) -> list[dict]:
 
 def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
     """Let the scripted model call one tool; return the tool_result it gets back."""
-    api.play({"turns": [{"tool_calls": [{"name": name, "input": tool_input, **flags}]}, {"text": "done"}]})
+    api.play(
+        {
+            "turns": [
+                {"tool_calls": [{"name": name, "input": tool_input, **flags}]},
+                {"text": "done"},
+            ]
+        }
+    )
     assert agent.run_turn([], "go") == 0
     (result,) = results_sent(api)
     assert result["type"] == "tool_result"
@@ -122,6 +146,7 @@ def fifo_at(path: Path):
     def release_a_blocked_open():
         if not done.wait(5):
             os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))
+
     helper = threading.Thread(target=release_a_blocked_open, daemon=True)
     helper.start()
     try:

@@ -1,5 +1,6 @@
-"""Which script the shared `agent` fixtures load in tests/: each version script in turn. The scripted API
-server and the `agent` fixtures themselves live in the root conftest.py and scripted/pytest_plugin.py."""
+"""Which script the shared `agent` fixtures load in tests/: each version script in turn. The
+scripted API server and the `agent` fixtures themselves live in the root conftest.py and
+scripted/pytest_plugin.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tests.agents import ROOT, SCRIPTS, VERSIONS
 
 # -- the version scripts --
 # Shared behaviour is tested once, parametrized over every version script that has it.
+
 
 @pytest.fixture(params=VERSIONS)
 def version(request: pytest.FixtureRequest) -> str:

@@ -4,6 +4,7 @@ Each version script is pointed at the scripted server through ANTHROPIC_BASE_URL
 offline demo does. One-shot mode and Ctrl-C run it in a subprocess, end to end; the other tests run
 its main() in this process (run_main), with the same arguments, environment, input and output.
 """
+
 import signal
 import socket
 import subprocess
@@ -23,8 +24,18 @@ def run_main(version: str, *args: str, **options):
 
 
 def test_one_shot_runs_the_task_and_exits_0(scripted_api, version, tmp_path):
-    scripted_api.play({"turns": [{"tool_calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "1"}}]},
-                                 {"text": "All done."}]})
+    scripted_api.play(
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "write_file", "input": {"path": "a.txt", "content": "1"}}
+                    ]
+                },
+                {"text": "All done."},
+            ]
+        }
+    )
     done = run_script(version, "--workdir", str(tmp_path), "write", "a.txt")
     assert done.returncode == 0, done.stderr
     assert "All done." in done.stdout and (tmp_path / "a.txt").read_text() == "1"
@@ -57,13 +68,22 @@ def test_unreachable_base_url_is_named(version, tmp_path):
 
 def test_missing_workdir_is_a_clear_error(version, tmp_path):
     done = run_main(version, "--workdir", str(tmp_path / "nope"), "task")
-    assert done.returncode != 0 and "is not a folder" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        done.returncode != 0 and "is not a folder" in done.stderr and "Traceback" not in done.stderr
+    )
 
 
 def test_help_explains_both_modes_and_the_environment(version):
     done = run_main(version, "--help", env={"ANTHROPIC_API_KEY": None})
     assert done.returncode == 0
-    for needle in ("task", "--workdir", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MODEL_ID", "Ctrl-C"):
+    for needle in (
+        "task",
+        "--workdir",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "MODEL_ID",
+        "Ctrl-C",
+    ):
         assert needle in done.stdout
 
 
@@ -76,8 +96,14 @@ def test_dotenv_file_in_the_work_folder_is_read(scripted_api, version, tmp_path)
 
 
 def test_repl_keeps_history_and_quits_on_q(scripted_api, version, tmp_path):
-    scripted_api.play({"turns": [{"text": "First answer."},
-                                 {"expect": {"last_user_contains": "second"}, "text": "Second answer."}]})
+    scripted_api.play(
+        {
+            "turns": [
+                {"text": "First answer."},
+                {"expect": {"last_user_contains": "second"}, "text": "Second answer."},
+            ]
+        }
+    )
     done = run_main(version, "--workdir", str(tmp_path), input_text="first\nsecond\nq\n")
     assert done.returncode == 0, done.stderr
     assert "First answer." in done.stdout and "Second answer." in done.stdout
@@ -87,9 +113,14 @@ def test_repl_keeps_history_and_quits_on_q(scripted_api, version, tmp_path):
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
 def test_ctrl_c_mid_tool_returns_to_the_prompt_with_history_intact(scripted_api, version, tmp_path):
     scripted_api.play(SCENARIOS / "slow_command.yaml")
-    proc = subprocess.Popen([sys.executable, str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     proc.stdin.write("run the slow job\n")
     proc.stdin.flush()
     deadline = time.monotonic() + 20

@@ -1,8 +1,9 @@
-"""The docs site: both languages say the same things, code comes from the files, and the build is clean.
+"""The docs site: both languages say the same things, code comes from the files, and the build is
+clean.
 
-The page checks read the Markdown and need nothing installed. The build checks run the one build command,
-`python -m docsgen`, once for the module, and look at what it produced.
-"""
+The page checks read the Markdown and need nothing installed. The build checks run the one build
+command, `python -m docsgen`, once for the module, and look at what it produced. """
+
 import difflib
 import importlib.util
 import json
@@ -32,8 +33,15 @@ PAGES = sorted(path.relative_to(DOCS["en"]).as_posix() for path in DOCS["en"].rg
 
 SNIPPET = re.compile(r'^\s*-+8<-+\s+"([^"]+)"\s*$')  # --8<-- "sections/v1_basic/loop.py"
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
-# What a fenced block may hold, by language. Everything else is refused, so a new language is a decision.
-SNIPPETS_ONLY = {"python", "py", "pycon", "diff", "text"}  # code, diffs and transcripts come from files
+# What a fenced block may hold, by language. Everything else is refused, so a new language is a
+# decision.
+SNIPPETS_ONLY = {
+    "python",
+    "py",
+    "pycon",
+    "diff",
+    "text",
+}  # code, diffs and transcripts come from files
 SHELL = {"bash", "console", "powershell"}  # a few commands to type
 SHELL_MAX_LINES = 6
 FREE = {"mermaid"}  # diagrams are the page's own content
@@ -44,7 +52,8 @@ def read_page(language: str, page: str) -> list[str]:
 
 
 def split_fences(lines: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """The prose lines, and (language, body) of every fenced block, indented ones (in tabs, admonitions) included."""
+    """The prose lines, and (language, body) of every fenced block, indented ones (in tabs,
+    admonitions) included."""
     prose, blocks, fence = [], [], None
     for line in lines:
         match = FENCE.match(line)
@@ -62,7 +71,9 @@ def split_fences(lines: list[str]) -> tuple[list[str], list[tuple[str, list[str]
 
 def heading_counts(lines: list[str]) -> dict[int, int]:
     counts: dict[int, int] = {}
-    for line in split_fences(lines)[0]:  # outside code, where "#" starts a heading and not a comment
+    for line in split_fences(lines)[
+        0
+    ]:  # outside code, where "#" starts a heading and not a comment
         if match := re.match(r"^(#{1,6})\s", line):
             counts[len(match.group(1))] = counts.get(len(match.group(1)), 0) + 1
     return counts
@@ -72,10 +83,15 @@ def snippets(lines: list[str]) -> list[str]:
     return sorted(match.group(1) for line in lines if (match := SNIPPET.match(line)))
 
 
-# -- the two languages match ---------------------------------------------------------------------------------
+# -- the two languages match
+# ---------------------------------------------------------------------------------
+
 
 def test_every_page_exists_in_both_languages():
-    pages = {language: {p.relative_to(folder).as_posix() for p in folder.rglob("*.md")} for language, folder in DOCS.items()}
+    pages = {
+        language: {p.relative_to(folder).as_posix() for p in folder.rglob("*.md")}
+        for language, folder in DOCS.items()
+    }
     assert pages["en"] - pages["ja"] == set(), "English pages without a Japanese counterpart"
     assert pages["ja"] - pages["en"] == set(), "Japanese pages without an English counterpart"
 
@@ -90,7 +106,9 @@ def test_both_languages_include_the_same_files_and_sections(page):
     assert snippets(read_page("en", page)) == snippets(read_page("ja", page))
 
 
-# -- no pasted code --------------------------------------------------------------------------------------------
+# -- no pasted code
+# --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("page", [f"{language}/{page}" for language in DOCS for page in PAGES])
 def test_code_blocks_are_included_from_files_not_pasted(page):
@@ -99,18 +117,29 @@ def test_code_blocks_are_included_from_files_not_pasted(page):
         code = [line for line in body if line.strip()]
         if fence_language in SNIPPETS_ONLY:
             pasted = [line for line in code if not SNIPPET.match(line)]
-            assert not pasted, f"a ```{fence_language} block must only include files (--8<-- \"FILE\"): {pasted}"
+            assert not pasted, (
+                f'a ```{fence_language} block must only include files (--8<-- "FILE"): {pasted}'
+            )
         elif fence_language in SHELL:
-            assert len(code) <= SHELL_MAX_LINES, f"a ```{fence_language} block is for a few commands: {code}"
+            assert len(code) <= SHELL_MAX_LINES, (
+                f"a ```{fence_language} block is for a few commands: {code}"
+            )
         else:
-            assert fence_language in FREE, f"```{fence_language or '(no language)'} blocks are not expected: {code}"
+            assert fence_language in FREE, (
+                f"```{fence_language or '(no language)'} blocks are not expected: {code}"
+            )
 
 
-# -- sections of the scripts -----------------------------------------------------------------------------------
+# -- sections of the scripts
+# -----------------------------------------------------------------------------------
+
 
 def section_names(script: str) -> list[str]:
-    return [match[1] for line in (ROOT / script).read_text(encoding="utf-8").splitlines()
-            if (match := SECTION_HEADING.match(line))]
+    return [
+        match[1]
+        for line in (ROOT / script).read_text(encoding="utf-8").splitlines()
+        if (match := SECTION_HEADING.match(line))
+    ]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -120,8 +149,12 @@ def test_the_sections_of_a_script_hold_every_line_after_its_first_heading(script
     code = [line for line in lines[first:] if line.strip() and not SECTION_HEADING.match(line)]
     sections = script_sections(ROOT / script)
     assert list(sections) == section_names(script)
-    assert [line for text in sections.values() for line in text.splitlines() if line.strip()] == code
-    assert all(text == text.strip("\n") + "\n" for text in sections.values())  # no blank first or last line
+    assert [
+        line for text in sections.values() for line in text.splitlines() if line.strip()
+    ] == code
+    assert all(
+        text == text.strip("\n") + "\n" for text in sections.values()
+    )  # no blank first or last line
 
 
 @pytest.mark.parametrize("old, new", list(zip(SCRIPTS, SCRIPTS[1:], strict=False)))
@@ -130,29 +163,39 @@ def test_a_version_keeps_the_sections_of_the_one_before_in_the_same_order(old, n
     assert kept == section_names(old), f"{new} lost or moved a section of {old}"
 
 
-# -- the build -------------------------------------------------------------------------------------------------
+# -- the build
+# -------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory):
     """Run the one build command, strict, both languages, into a folder of this test run's own.
 
-    Under pytest-xdist the workers share one build: the first to get here builds while holding a lock, the
-    others wait for it and then read the same site. (docsgen swaps each generated file in whole, so even
-    two builds at once would not read each other's half-written files.)
-    """
+    Under pytest-xdist the workers share one build: the first to get here builds while holding a
+    lock, the others wait for it and then read the same site. (docsgen swaps each generated file in
+    whole, so even two builds at once would not read each other's half-written files.) """
     for package in ("mkdocs", "material", "pymdownx"):
         if importlib.util.find_spec(package) is None:
             pytest.skip(f"{package} is not installed (pip install -r requirements-dev.txt)")
     shared = os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None
-    root = tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.mktemp("docs")  # parent: per run
+    root = (
+        tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.mktemp("docs")
+    )  # parent: per run
     site = root / "site"
     with open(root / "site.lock", "w") as lock:
         if shared:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not (site / "index.html").exists():
-            result = subprocess.run([sys.executable, "-m", "docsgen", "--site-dir", str(site)], cwd=ROOT,
-                                    capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-            assert result.returncode == 0, f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
+            result = subprocess.run(
+                [sys.executable, "-m", "docsgen", "--site-dir", str(site)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            )
+            assert result.returncode == 0, (
+                f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
+            )
     return site
 
 
@@ -169,8 +212,10 @@ def test_the_language_switcher_leads_to_the_same_page(built_site, page):
     for language, here in pages.items():
         links = dict(
             (hreflang, href)
-            for href, hreflang in re.findall(r'<a href="([^"]*)" hreflang="(\w+)"[^>]*class="md-select__link"',
-                                             html_of(built_site, language, page))
+            for href, hreflang in re.findall(
+                r'<a href="([^"]*)" hreflang="(\w+)"[^>]*class="md-select__link"',
+                html_of(built_site, language, page),
+            )
         )
         assert {other: urljoin(here, href) for other, href in links.items()} == pages
 
@@ -178,14 +223,20 @@ def test_the_language_switcher_leads_to_the_same_page(built_site, page):
 def test_japanese_pages_are_marked_japanese_and_searchable_in_japanese(built_site):
     assert '<html lang="ja"' in html_of(built_site, "ja", "index.md")
     assert '<html lang="en"' in html_of(built_site, "en", "index.md")
-    index = json.loads((built_site / "ja" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    index = json.loads(
+        (built_site / "ja" / "search" / "search_index.json").read_text(encoding="utf-8")
+    )
     assert index["config"]["lang"] == ["ja"]  # the browser segments Japanese words before matching
     assert any("エージェントループ" in doc["text"] for doc in index["docs"])
 
 
 def code_blocks(html: str) -> list[list[str]]:
-    """The lines of every code block on a built page, as a reader sees them (Markdown drops trailing spaces)."""
-    texts = [unescape(re.sub(r"<[^>]+>", "", code)) for code in re.findall(r"<code>(.*?)</code>", html, re.S)]
+    """The lines of every code block on a built page, as a reader sees them (Markdown drops trailing
+    spaces)."""
+    texts = [
+        unescape(re.sub(r"<[^>]+>", "", code))
+        for code in re.findall(r"<code>(.*?)</code>", html, re.S)
+    ]
     return [[line.rstrip() for line in text.splitlines()] for text in texts]
 
 
@@ -193,14 +244,20 @@ def code_blocks(html: str) -> list[list[str]]:
 def test_the_generated_diff_is_the_diff_of_the_current_files(built_site, old, new):
     if not (ROOT / old).exists() or not (ROOT / new).exists():
         pytest.skip(f"{old} or {new} does not exist yet")
-    expected = "".join(difflib.unified_diff(
-        (ROOT / old).read_text(encoding="utf-8").splitlines(keepends=True),
-        (ROOT / new).read_text(encoding="utf-8").splitlines(keepends=True),
-        fromfile=old, tofile=new))
+    expected = "".join(
+        difflib.unified_diff(
+            (ROOT / old).read_text(encoding="utf-8").splitlines(keepends=True),
+            (ROOT / new).read_text(encoding="utf-8").splitlines(keepends=True),
+            fromfile=old,
+            tofile=new,
+        )
+    )
     name = f"diffs/{old[:2]}-to-{new[:2]}.diff"
     stored = (GENERATED / name).read_text(encoding="utf-8")
     assert stored == expected
     for language, page in [(language, page) for language in DOCS for page in PAGES]:
         if f'"{name}"' in "\n".join(read_page(language, page)):
             shown = code_blocks(html_of(built_site, language, page))
-            assert [line.rstrip() for line in expected.splitlines()] in shown, f"{language}/{page} shows another diff"
+            assert [line.rstrip() for line in expected.splitlines()] in shown, (
+                f"{language}/{page} shows another diff"
+            )

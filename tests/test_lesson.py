@@ -1,10 +1,12 @@
-"""The four scripts read as lessons: the lesson first, the plumbing fenced at the end, one idea a line.
+"""The four scripts read as lessons: the lesson first, the plumbing fenced at the end, one idea a
+line.
 
 The measures (issue 11): where `def agent_loop` starts in v1; how many lines of code stand above the
 `# -- plumbing --` heading, in v1 and added by each later version; the line length; and a few
 constructs a learner would have to decode. Lines of code are counted as cloc counts them: no blank
 lines, comment lines or docstrings. Run `python -m pytest tests/test_lesson.py -s` to see them.
 """
+
 import ast
 import io
 import itertools
@@ -44,8 +46,11 @@ def code_lines(source: str) -> list[int]:
 
 def plumbing_line(source: str) -> int:
     """The line number of the plumbing heading; the test fails if there is not exactly one."""
-    numbers = [number for number, line in enumerate(source.splitlines(), 1)
-               if line.startswith(PLUMBING_HEADING)]
+    numbers = [
+        number
+        for number, line in enumerate(source.splitlines(), 1)
+        if line.startswith(PLUMBING_HEADING)
+    ]
     assert len(numbers) == 1, f"expected one {PLUMBING_HEADING!r} heading, found {len(numbers)}"
     return numbers[0]
 
@@ -85,20 +90,25 @@ def construct_problems(source: str) -> list[str]:
 
 # -- the measures themselves work --
 
+
 def test_code_lines_leave_out_blank_lines_comments_and_docstrings():
-    source = '"""Module\ndocstring."""\n\n# a comment\ndef f():\n    """Doc."""\n    return "#"  # kept\n'
+    source = ('"""Module\ndocstring."""\n\n# a comment\n'
+              'def f():\n    """Doc."""\n    return "#"  # kept\n')
     assert code_lines(source) == [5, 7]
 
 
-@pytest.mark.parametrize("source", [
-    "if (n := len(x)) > 1:\n    pass\n",
-    "print('a') if x else print('b')\n",
-    "hit = next((h for h in table if h), None)\n",
-    "first, second = (part for part in pair)\n",
-    "pairs = [(a, b) for a in x for b in y]\n",
-    "kept = [a for a in x if a if a > 1]\n",
-    "a = 1; b = 2\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "if (n := len(x)) > 1:\n    pass\n",
+        "print('a') if x else print('b')\n",
+        "hit = next((h for h in table if h), None)\n",
+        "first, second = (part for part in pair)\n",
+        "pairs = [(a, b) for a in x for b in y]\n",
+        "kept = [a for a in x if a if a > 1]\n",
+        "a = 1; b = 2\n",
+    ],
+)
 def test_each_banned_construct_is_found(source):
     assert construct_problems(source)
 
@@ -110,14 +120,20 @@ def test_plain_code_has_no_problems():
 
 # -- the scripts --
 
+
 def test_v1_reaches_the_loop_early_and_keeps_its_lesson_small():
     source = source_of("v1")
-    starts = [number for number, line in enumerate(source.splitlines(), 1)
-              if line.startswith("def agent_loop(")]
+    starts = [
+        number
+        for number, line in enumerate(source.splitlines(), 1)
+        if line.startswith("def agent_loop(")
+    ]
     loop_line = starts[0]
     lesson = lesson_code_lines(source)
-    print(f"\nv1_basic.py: def agent_loop at line {loop_line}; {lesson} code lines above the "
-          f"plumbing heading (line {plumbing_line(source)}); {len(code_lines(source))} in all")
+    print(
+        f"\nv1_basic.py: def agent_loop at line {loop_line}; {lesson} code lines above the "
+        f"plumbing heading (line {plumbing_line(source)}); {len(code_lines(source))} in all"
+    )
     assert loop_line <= AGENT_LOOP_BY_LINE
     assert lesson <= V1_LESSON_BUDGET
 
@@ -128,16 +144,20 @@ PAIRS = list(itertools.pairwise(VERSIONS))
 @pytest.mark.parametrize(("older", "newer"), PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
 def test_each_step_adds_a_small_lesson(older, newer):
     added = lesson_code_lines(source_of(newer)) - lesson_code_lines(source_of(older))
-    print(f"\n{older} -> {newer}: {added} code lines added above the plumbing heading "
-          f"(budget {STEP_BUDGETS[newer]})")
+    print(
+        f"\n{older} -> {newer}: {added} code lines added above the plumbing heading "
+        f"(budget {STEP_BUDGETS[newer]})"
+    )
     assert added <= STEP_BUDGETS[newer]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_line_fits_in_100_characters(version):
-    long_lines = [f"line {number}: {len(line)} characters"
-                  for number, line in enumerate(source_of(version).splitlines(), 1)
-                  if len(line) > LINE_LENGTH]
+    long_lines = [
+        f"line {number}: {len(line)} characters"
+        for number, line in enumerate(source_of(version).splitlines(), 1)
+        if len(line) > LINE_LENGTH
+    ]
     assert long_lines == []
 
 
@@ -158,22 +178,29 @@ def test_the_plumbing_is_the_last_section_and_says_skip_on_first_read(version):
 
 # -- the v1 chapter's table of the plumbing --
 
+
 @pytest.mark.parametrize("page", ["docs_en/v1.md", "docs_ja/v1.md"])
 def test_the_v1_chapter_has_a_row_for_each_part_of_the_plumbing(page):
     """Every `# -- plumbing/<part> --` of v1 has a row, and every name in a row exists in v1."""
     source = source_of("v1")
-    parts = [line.split()[2].removeprefix("plumbing/") for line in source.splitlines()
-             if line.startswith("# -- plumbing/")]
+    parts = [
+        line.split()[2].removeprefix("plumbing/")
+        for line in source.splitlines()
+        if line.startswith("# -- plumbing/")
+    ]
     text = (ROOT / page).read_text(encoding="utf-8")
-    plumbing_part = text[text.index("### The plumbing" if "en" in page else "### 配管"):]
+    plumbing_part = text[text.index("### The plumbing" if "en" in page else "### 配管") :]
     rows = {}
     for line in plumbing_part.splitlines():
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         if line.startswith("| `") and len(cells) == 3:
             rows[cells[0].strip("`")] = cells[1]
     assert sorted(rows) == sorted(parts), "one row per plumbing part, named as in v1_basic.py"
-    defined = {node.name for node in ast.parse(source).body
-               if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+    defined = {
+        node.name
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef)
+    }
     for part, names in rows.items():
         for name in names.replace("、", ",").split(","):
             assert name.strip().strip("`") in defined, f"{page}: {part} names {name.strip()}"

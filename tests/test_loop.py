@@ -1,8 +1,9 @@
 """The agent loop: stop reasons, caps, API errors, streaming and caching, seen through the real SDK.
 
 Every version has this loop, so every test runs against every version script. The scripted server
-checks each request against the API's rules; a test fails on any violation even if it asserts nothing.
-"""
+checks each request against the API's rules; a test fails on any violation even if it asserts
+nothing. """
+
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 
 
 def test_text_streams_to_the_user_and_usage_is_shown(scripted_api, agent, capsys):
-    scripted_api.play({"turns": [{"text": "Hello from the scripted model, streamed in small pieces."}]})
+    scripted_api.play(
+        {"turns": [{"text": "Hello from the scripted model, streamed in small pieces."}]}
+    )
     assert agent.run_turn([], "hi") == 0
     out = capsys.readouterr().out
     assert "Hello from the scripted model, streamed in small pieces.\n" in out
@@ -45,7 +48,9 @@ def test_default_model_is_not_deprecated_in_the_installed_sdk(make_agent, monkey
 
 
 def test_an_empty_reply_is_not_kept_so_the_next_request_stays_valid(scripted_api, agent):
-    scripted_api.play({"turns": [{"text": " "}, {"expect": {"last_user_contains": "hello?"}, "text": "Sorry."}]})
+    scripted_api.play(
+        {"turns": [{"text": " "}, {"expect": {"last_user_contains": "hello?"}, "text": "Sorry."}]}
+    )
     history = []
     assert agent.run_turn(history, "hi") == 0
     assert agent.run_turn(history, "hello?") == 0
@@ -53,11 +58,15 @@ def test_an_empty_reply_is_not_kept_so_the_next_request_stays_valid(scripted_api
 
 
 def test_an_empty_base_url_means_the_default_endpoint(make_agent, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "")  # as a blank `ANTHROPIC_BASE_URL=` line in .env leaves it
+    monkeypatch.setenv(
+        "ANTHROPIC_BASE_URL", ""
+    )  # as a blank `ANTHROPIC_BASE_URL=` line in .env leaves it
     assert str(make_agent().client.base_url).startswith("https://api.anthropic.com")
 
 
-def test_max_tokens_with_a_cut_call_does_not_run_it_and_keeps_history_valid(scripted_api, agent, tmp_path, capsys):
+def test_max_tokens_with_a_cut_call_does_not_run_it_and_keeps_history_valid(
+    scripted_api, agent, tmp_path, capsys
+):
     scripted_api.play(SCENARIOS / "max_tokens_mid_call.yaml")
     history = []
     assert agent.run_turn(history, "write a long file") == 1
@@ -74,7 +83,9 @@ def test_refusal_is_reported_not_treated_as_an_answer(scripted_api, agent, capsy
 
 
 def test_pause_turn_sends_the_history_back_so_the_model_resumes(scripted_api, agent):
-    scripted_api.play({"turns": [{"text": "Working on it", "stop_reason": "pause_turn"}, {"text": "Finished."}]})
+    scripted_api.play(
+        {"turns": [{"text": "Working on it", "stop_reason": "pause_turn"}, {"text": "Finished."}]}
+    )
     history = []
     assert agent.run_turn(history, "long job") == 0
     assert scripted_api.requests[1].body["messages"][-1]["role"] == "assistant"
@@ -83,12 +94,16 @@ def test_pause_turn_sends_the_history_back_so_the_model_resumes(scripted_api, ag
 
 def test_round_cap_stops_a_runaway_loop_with_a_clear_message(scripted_api, make_agent, capsys):
     agent = make_agent(MAX_ROUNDS=3)
-    scripted_api.play({"turns": [{"tool_calls": [{"name": "bash", "input": {"command": "true"}}], "repeat": 3}]})
+    scripted_api.play(
+        {"turns": [{"tool_calls": [{"name": "bash", "input": {"command": "true"}}], "repeat": 3}]}
+    )
     history = []
     assert agent.run_turn(history, "loop forever") == 1
     assert len(scripted_api.requests) == 3
     assert "no final answer after 3 model calls (MAX_ROUNDS)" in capsys.readouterr().err
-    assert history[-1]["role"] == "user"  # the last calls were answered, so the next turn can follow
+    assert (
+        history[-1]["role"] == "user"
+    )  # the last calls were answered, so the next turn can follow
 
 
 # -- API errors: one clear line, and the conversation survives --
@@ -107,8 +122,15 @@ def test_overloaded_after_retries_then_the_next_turn_works(scripted_api, agent, 
     assert len(scripted_api.requests) == 3
     assert agent.run_turn(history, "second try") == 0
     first_user_message = scripted_api.requests[-1].body["messages"][0]
-    texts = [block["text"] for block in first_user_message["content"] if not block["text"].startswith("<reminder>")]
-    assert texts == ["first try", "second try"]  # v2 on: a planning reminder may follow the first text
+    texts = [
+        block["text"]
+        for block in first_user_message["content"]
+        if not block["text"].startswith("<reminder>")
+    ]
+    assert texts == [
+        "first try",
+        "second try",
+    ]  # v2 on: a planning reminder may follow the first text
 
 
 def test_bad_key_says_check_the_key_and_keeps_history(scripted_api, agent, capsys):
@@ -117,19 +139,45 @@ def test_bad_key_says_check_the_key_and_keeps_history(scripted_api, agent, capsy
     assert agent.run_turn(history, "hi") == 1
     assert "check ANTHROPIC_API_KEY" in capsys.readouterr().err
     assert [message["role"] for message in history] == ["user"]
-    assert history[0]["content"][0] == {"type": "text", "text": "hi"}  # v2 on: a planning reminder may follow
+    assert history[0]["content"][0] == {
+        "type": "text",
+        "text": "hi",
+    }  # v2 on: a planning reminder may follow
 
 
-@pytest.mark.parametrize("earlier", [
-    [],
-    [{"role": "user", "content": [{"type": "text", "text": "first"}]}, {"role": "assistant", "content": "ok"}],
-    [{"role": "user", "content": [{"type": "text", "text": "first"}]},  # a turn stopped after its tool result:
-     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
-     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}],  # the text joins it
-])
-def test_an_unexpected_failure_is_one_line_and_drops_only_that_turn(scripted_api, agent, capsys, earlier):
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        [],
+        [
+            {"role": "user", "content": [{"type": "text", "text": "first"}]},
+            {"role": "assistant", "content": "ok"},
+        ],
+        [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "first"}],
+            },  # a turn stopped after its tool result:
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}],
+            },
+        ],  # the text joins it
+    ],
+)
+def test_an_unexpected_failure_is_one_line_and_drops_only_that_turn(
+    scripted_api, agent, capsys, earlier
+):
     history = [{**message, "content": message["content"][:]} for message in earlier]
-    assert agent.run_turn(history, "caf\udce9") == 1  # a lone surrogate: the SDK cannot encode the request
+    assert (
+        agent.run_turn(history, "caf\udce9") == 1
+    )  # a lone surrogate: the SDK cannot encode the request
     assert capsys.readouterr().err.strip().startswith("[error: UnicodeEncodeError: ")
     assert history == earlier
     scripted_api.play({"turns": [{"text": "hello"}]})
@@ -144,6 +192,8 @@ def test_unknown_model_names_model_id(scripted_api, agent, capsys):
 
 @pytest.mark.parametrize("text", ["hello", "日本語のメッセージ"])
 def test_user_messages_join_an_unanswered_user_turn(agent, text):
-    history = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]
+    history = [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}
+    ]
     agent.add_user_message(history, text)
     assert len(history) == 1 and history[0]["content"][-1] == {"type": "text", "text": text}

@@ -1,9 +1,10 @@
 """The commands the READMEs show, run as a new user would (installs excepted), so they cannot rot.
 
-Every ```bash block of README.md and README_ja.md is split into commands; venv, activate and pip steps
-are skipped (CI has just done them). A version script runs against the scripted server with a
-one-turn scenario; the test command only collects, since this test is part of the run it would start.
-"""
+Every ```bash block of README.md and README_ja.md is split into commands; venv, activate and pip
+steps are skipped (CI has just done them). A version script runs against the scripted server with a
+one-turn scenario; the test command only collects, since this test is part of the run it would
+start. """
+
 import os
 import re
 import shlex
@@ -20,11 +21,17 @@ INSTALL_STEPS = ("python -m venv", "py -m venv", ". .venv/bin/activate", "pip in
 def readme_commands() -> list[str]:
     commands = []
     for name in ("README.md", "README_ja.md"):
-        for block in re.findall(r"```bash\n(.*?)```", (ROOT / name).read_text(encoding="utf-8"), flags=re.S):
+        for block in re.findall(
+            r"```bash\n(.*?)```", (ROOT / name).read_text(encoding="utf-8"), flags=re.S
+        ):
             for line in block.splitlines():
                 for command in line.split("&&"):
                     command = command.strip()
-                    if command and not command.startswith(INSTALL_STEPS) and command not in commands:
+                    if (
+                        command
+                        and not command.startswith(INSTALL_STEPS)
+                        and command not in commands
+                    ):
                         commands.append(command)
     return commands
 
@@ -44,6 +51,13 @@ def test_readme_command_works(command, scripted_api, tmp_path):
     words = [word for word in argv[2:] if not word.startswith("--") and word != str(tmp_path)]
     if re.fullmatch(r"v\d_\w+\.py", argv[1]) and words:  # a one-shot task: the model answers once
         scripted_api.play({"turns": [{"text": "Hello from the scripted model."}]})
-    done = subprocess.run(argv, cwd=ROOT, input="q\n", capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "NO_COLOR": "1"})
+    done = subprocess.run(
+        argv,
+        cwd=ROOT,
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"

@@ -1,6 +1,7 @@
 """What the user reads when things go wrong or take a while, seen through a pipe (the pseudo-
 terminal tests in test_terminal.py cover the keys): API errors in the API's own words, a line per
 retry, a failed command shown as failed, an empty task refused, and v2's todo list shown once."""
+
 import pytest
 
 from tests.agents import ROOT, SCRIPTS, call_tool, run_in_process, versions_from
@@ -8,8 +9,9 @@ from tests.agents import ROOT, SCRIPTS, call_tool, run_in_process, versions_from
 OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}
 
 
-def test_an_error_gives_the_apis_type_and_message_and_how_often_it_was_retried(scripted_api,
-                                                                              agent, capsys):
+def test_an_error_gives_the_apis_type_and_message_and_how_often_it_was_retried(
+    scripted_api, agent, capsys
+):
     scripted_api.play({"turns": [OVERLOADED] * 3})
     assert agent.run_turn([], "hi") == 1
     err = capsys.readouterr().err

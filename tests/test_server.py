@@ -14,11 +14,24 @@ from scripted.server import load_scenario, validate_request
 MODEL = "claude-sonnet-4-6"
 SCENARIOS = Path(__file__).parent / "scenarios"
 SYSTEM = "You are a coding agent."
-BASH = {"name": "bash", "description": "Run a shell command.",
-        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}
-WRITE_FILE = {"name": "write_file", "description": "Write a file.",
-              "input_schema": {"type": "object", "required": ["path", "content"],
-                               "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}
+BASH = {
+    "name": "bash",
+    "description": "Run a shell command.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string"}},
+        "required": ["command"],
+    },
+}
+WRITE_FILE = {
+    "name": "write_file",
+    "description": "Write a file.",
+    "input_schema": {
+        "type": "object",
+        "required": ["path", "content"],
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    },
+}
 TOOLS = [WRITE_FILE, BASH]
 
 
@@ -33,17 +46,31 @@ def ask(client: anthropic.Anthropic, messages: list | str, **options) -> anthrop
     return client.messages.create(model=MODEL, max_tokens=1000, messages=messages, **options)
 
 
-def stream(client: anthropic.Anthropic, messages: list, **options) -> tuple[anthropic.types.Message, int]:
+def stream(
+    client: anthropic.Anthropic, messages: list, **options
+) -> tuple[anthropic.types.Message, int]:
     """The final message and how many text deltas arrived on the way."""
-    with client.messages.stream(model=MODEL, max_tokens=1000, messages=messages, **options) as events:
-        deltas = sum(1 for event in events if event.type == "content_block_delta" and event.delta.type == "text_delta")
+    with client.messages.stream(
+        model=MODEL, max_tokens=1000, messages=messages, **options
+    ) as events:
+        deltas = sum(
+            1
+            for event in events
+            if event.type == "content_block_delta" and event.delta.type == "text_delta"
+        )
         return events.get_final_message(), deltas
 
 
 def tool_results(message: anthropic.types.Message, *outputs: str) -> dict:
     calls = [block for block in message.content if block.type == "tool_use"]
-    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": output}
-                                        for call, output in zip(calls, outputs, strict=True)]}
+    return {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": call.id, "content": output}
+            for call, output in zip(calls, outputs, strict=True)
+        ],
+    }
+
 
 # -- replies the SDK understands --
 
@@ -59,13 +86,17 @@ def test_a_scripted_run_streams_and_the_sdk_rebuilds_every_block(scripted_api, c
     assert first.content[1].input == scenario["turns"][0]["tool_calls"][0]["input"]
     assert first.stop_reason == "tool_use"
     # passed back the way agent code does it: the SDK's own objects, dumped
-    messages += [{"role": "assistant", "content": [block.model_dump() for block in first.content]},
-                 tool_results(first, "wrote 52 bytes to hello.py")]
+    messages += [
+        {"role": "assistant", "content": [block.model_dump() for block in first.content]},
+        tool_results(first, "wrote 52 bytes to hello.py"),
+    ]
 
     second, _ = stream(client, messages, system=SYSTEM, tools=TOOLS)
     assert second.content[0].input == {"command": "python hello.py"}
-    messages += [{"role": "assistant", "content": [block.model_dump() for block in second.content]},
-                 tool_results(second, "hi\n")]
+    messages += [
+        {"role": "assistant", "content": [block.model_dump() for block in second.content]},
+        tool_results(second, "hi\n"),
+    ]
 
     last = ask(client, messages, system=SYSTEM, tools=TOOLS)
     assert (last.content[0].text, last.stop_reason) == ("Done: hello.py prints hi.", "end_turn")
@@ -84,9 +115,15 @@ def test_a_huge_unicode_text_arrives_whole(scripted_api, client):
 def test_create_without_streaming_reports_usage_and_model(scripted_api, client):
     scripted_api.play({"turns": [{"text": "Hello.", "stop_reason": "max_tokens"}]})
     message = ask(client, "Say hello.")
-    assert (message.content[0].text, message.stop_reason, message.model) == ("Hello.", "max_tokens", MODEL)
+    assert (message.content[0].text, message.stop_reason, message.model) == (
+        "Hello.",
+        "max_tokens",
+        MODEL,
+    )
     assert message.usage.input_tokens > 0 and message.usage.output_tokens >= 1
-    assert scripted_api.requests[0].headers["authorization"] == "Bearer k"  # how SDK 2.x sends api_key
+    assert (
+        scripted_api.requests[0].headers["authorization"] == "Bearer k"
+    )  # how SDK 2.x sends api_key
 
 
 def test_second_request_with_the_same_cached_prefix_reads_the_cache(scripted_api, client):
@@ -98,11 +135,14 @@ def test_second_request_with_the_same_cached_prefix_reads_the_cache(scripted_api
     assert second.cache_read_input_tokens == first.cache_creation_input_tokens
     assert second.cache_creation_input_tokens == 0
 
+
 # -- errors and retries --
 
 
 def test_rate_limit_is_retried_by_the_sdk(scripted_api, client):
-    scripted_api.play({"turns": [{"error": {"status": 429, "message": "slow down"}}, {"text": "Made it."}]})
+    scripted_api.play(
+        {"turns": [{"error": {"status": 429, "message": "slow down"}}, {"text": "Made it."}]}
+    )
     assert ask(client, "Hi.").content[0].text == "Made it."
     assert len(scripted_api.requests) == 2
 
@@ -114,7 +154,9 @@ def test_overload_raises_after_the_sdk_gives_up(scripted_api, client):
     assert len(scripted_api.requests) == 3  # default max_retries=2
 
 
-@pytest.mark.parametrize("status, error", [(401, anthropic.AuthenticationError), (400, anthropic.BadRequestError)])
+@pytest.mark.parametrize(
+    "status, error", [(401, anthropic.AuthenticationError), (400, anthropic.BadRequestError)]
+)
 def test_scripted_error_raises_the_sdk_exception(scripted_api, client, status, error):
     scripted_api.play({"turns": [{"error": {"status": status, "message": "scripted failure"}}]})
     with pytest.raises(error, match="scripted failure"):
@@ -127,22 +169,27 @@ def test_other_endpoints_answer_not_found(scripted_api, client):
         client.models.list()
     assert "no such endpoint GET /v1/models" in scripted_api.problems[0]
 
+
 # -- concurrency and tracks --
 
 
 def test_latency_lets_parallel_requests_overlap(scripted_api, client):
-    """A slow reply does not hold up the next request: the server takes it while the first one still waits."""
+    """A slow reply does not hold up the next request: the server takes it while the first one still
+    waits."""
     scripted_api.play({"turns": [{"text": "Slow.", "latency": 2}, {"text": "Quick."}]})
     slow = threading.Thread(target=ask, args=(client, "Hi."))
     slow.start()
     waited = 0
-    while not scripted_api.requests and waited < 1000:  # until the slow request has arrived and holds turn one
+    while (
+        not scripted_api.requests and waited < 1000
+    ):  # until the slow request has arrived and holds turn one
         time.sleep(0.01)
         waited += 1
     assert ask(client, "Hi again.").content[0].text == "Quick."
     slow.join()
     first, second = scripted_api.requests
-    # Order only, no durations: a server that handled one request at a time could not have received the
+    # Order only, no durations: a server that handled one request at a time could not have received
+    # the
     # second before it answered the first.
     assert second.received < first.answered
 
@@ -165,13 +212,17 @@ def test_tracks_route_requests_by_their_first_user_message(scripted_api, client)
     scripted_api.play(SCENARIOS / "subagents.yaml")
     subagent = ask(client, "Please find the auth code in src/.")
     lead = ask(client, "Refactor the login flow.")
-    assert (subagent.content[0].text, lead.content[0].text) == ("It is in auth.py.", "The lead agent's answer.")
+    assert (subagent.content[0].text, lead.content[0].text) == (
+        "It is in auth.py.",
+        "The lead agent's answer.",
+    )
     assert [request.track for request in scripted_api.requests] == ["find the auth code", "default"]
 
 
 def test_repeat_plays_a_turn_several_times(scripted_api, client):
     scripted_api.play({"turns": [{"text": "Again.", "repeat": 3}]})
     assert [ask(client, "Hi.").content[0].text for _ in range(3)] == ["Again."] * 3
+
 
 # -- a scenario that does not go as scripted --
 
@@ -181,7 +232,9 @@ def test_failed_expect_is_a_problem_and_a_400(scripted_api, client):
     scripted_api.play({"turns": [{"expect": {"last_user_contains": "please"}, "text": "Sure."}]})
     with pytest.raises(anthropic.BadRequestError, match="turn 1: expect failed"):
         ask(client, "Do it now.")
-    assert scripted_api.problems == ["turn 1: expect failed: the last user message does not contain 'please'"]
+    assert scripted_api.problems == [
+        "turn 1: expect failed: the last user message does not contain 'please'"
+    ]
 
 
 @pytest.mark.allow_violations
@@ -193,12 +246,23 @@ def test_exhausted_scenario_is_a_problem_and_a_400(scripted_api, client):
 
 @pytest.mark.allow_violations
 def test_scripted_tool_call_must_fit_the_declared_schema(scripted_api, client):
-    scripted_api.play({"turns": [{"tool_calls": [{"name": "bash", "input": {"cmd": "ls"}},
-                                                 {"name": "no_such_tool", "input": {}, "invalid": True}]}]})
+    scripted_api.play(
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "bash", "input": {"cmd": "ls"}},
+                        {"name": "no_such_tool", "input": {}, "invalid": True},
+                    ]
+                }
+            ]
+        }
+    )
     message = ask(client, "List files.", tools=[BASH])
     assert [block.name for block in message.content] == ["bash", "no_such_tool"]
-    assert scripted_api.problems == ["turn 1: tool call 'bash' does not fit its input_schema: "
-                                     "'command' is a required property"]
+    assert scripted_api.problems == [
+        "turn 1: tool call 'bash' does not fit its input_schema: 'command' is a required property"
+    ]
 
 
 def test_a_bad_scenario_file_names_the_file_and_the_step(tmp_path):
@@ -207,61 +271,146 @@ def test_a_bad_scenario_file_names_the_file_and_the_step(tmp_path):
     with pytest.raises(ValueError, match=r"typo\.yaml: turn 2: unknown key\(s\) \['txet'\]"):
         load_scenario(path)
 
+
 # -- the API's rules --
 
 USER = {"role": "user", "content": "List the files."}
-CALL = {"role": "assistant", "content": [{"type": "text", "text": "Let me look."},
-                                         {"type": "tool_use", "id": "toolu_1", "name": "bash",
-                                          "input": {"command": "ls"}}]}
-RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}]}
+CALL = {
+    "role": "assistant",
+    "content": [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+    ],
+}
+RESULT = {
+    "role": "user",
+    "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}],
+}
 REPLY = {"role": "assistant", "content": "There is a.py."}
 
 
 def body(*messages: dict, **fields) -> dict:
-    return {"model": MODEL, "max_tokens": 100, "tools": [BASH], "messages": list(messages), **fields}
+    return {
+        "model": MODEL,
+        "max_tokens": 100,
+        "tools": [BASH],
+        "messages": list(messages),
+        **fields,
+    }
 
 
-@pytest.mark.parametrize("request_body, fragment", [
-    pytest.param(body(USER, CALL, {"role": "user", "content": "Go on."}, REPLY, USER),
-                 "without `tool_result`", id="unanswered tool_use in the middle"),
-    pytest.param(body(USER, CALL), "without `tool_result`", id="unanswered tool_use at the end"),
-    pytest.param(body(USER, REPLY, RESULT), "unexpected `tool_use_id`", id="orphan tool_result"),
-    pytest.param(body(USER, CALL, {"role": "user", "content": RESULT["content"] * 2}),
-                 "duplicate `tool_result`", id="tool_result twice"),
-    pytest.param(body(USER, CALL, {"role": "user", "content": [{"type": "text", "text": "Here:"},
-                                                               *RESULT["content"]]}),
-                 "must come before any other content", id="tool_result after text"),
-    pytest.param(body(USER, CALL, RESULT, CALL, RESULT), "ids must be unique", id="tool_use id reused"),
-    pytest.param(body(USER, USER), "roles must alternate", id="two user messages in a row"),
-    pytest.param(body(REPLY, USER), "first message must use the \"user\" role", id="assistant first"),
-    pytest.param(body({"role": "user", "content": [{"type": "text", "text": ""}]}),
-                 "text content blocks must be non-empty", id="empty text block"),
-    pytest.param(body(), "messages: Field required", id="no messages"),
-    pytest.param({k: v for k, v in body(USER).items() if k != "max_tokens"}, "max_tokens", id="no max_tokens"),
-    pytest.param(body(USER, tools=[BASH, BASH]), "Tool names must be unique", id="duplicate tool names"),
-    pytest.param(body(USER, tools=[{**BASH, "name": "run shell"}]), "should match pattern", id="bad tool name"),
-    pytest.param(body(USER, tools=[{**BASH, "input_schema": {"type": "object", "properties": {"x": {"type": 1}}}}]),
-                 "JSON schema is invalid", id="bad schema"),
-    pytest.param(body(USER, tools=[{**BASH, "input_schema": {"type": "string"}}]),
-                 "Input should be 'object'", id="schema not an object"),
-    pytest.param(body(USER, tool_choice={"type": "tool", "name": "write_file"}), "tool_choice.name",
-                 id="tool_choice names an undeclared tool"),
-    pytest.param(body(USER, cache_control={"type": "forever"}), "cache_control", id="bad cache_control"),
-    pytest.param(body(USER, system=[{"type": "image"}]), "system", id="system not text"),
-    pytest.param({k: v for k, v in body(USER, CALL, RESULT).items() if k != "tools"},
-                 "must define tools", id="tool blocks without tools"),
-])
+@pytest.mark.parametrize(
+    "request_body, fragment",
+    [
+        pytest.param(
+            body(USER, CALL, {"role": "user", "content": "Go on."}, REPLY, USER),
+            "without `tool_result`",
+            id="unanswered tool_use in the middle",
+        ),
+        pytest.param(
+            body(USER, CALL), "without `tool_result`", id="unanswered tool_use at the end"
+        ),
+        pytest.param(
+            body(USER, REPLY, RESULT), "unexpected `tool_use_id`", id="orphan tool_result"
+        ),
+        pytest.param(
+            body(USER, CALL, {"role": "user", "content": RESULT["content"] * 2}),
+            "duplicate `tool_result`",
+            id="tool_result twice",
+        ),
+        pytest.param(
+            body(
+                USER,
+                CALL,
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "Here:"}, *RESULT["content"]],
+                },
+            ),
+            "must come before any other content",
+            id="tool_result after text",
+        ),
+        pytest.param(
+            body(USER, CALL, RESULT, CALL, RESULT), "ids must be unique", id="tool_use id reused"
+        ),
+        pytest.param(body(USER, USER), "roles must alternate", id="two user messages in a row"),
+        pytest.param(
+            body(REPLY, USER), 'first message must use the "user" role', id="assistant first"
+        ),
+        pytest.param(
+            body({"role": "user", "content": [{"type": "text", "text": ""}]}),
+            "text content blocks must be non-empty",
+            id="empty text block",
+        ),
+        pytest.param(body(), "messages: Field required", id="no messages"),
+        pytest.param(
+            {k: v for k, v in body(USER).items() if k != "max_tokens"},
+            "max_tokens",
+            id="no max_tokens",
+        ),
+        pytest.param(
+            body(USER, tools=[BASH, BASH]), "Tool names must be unique", id="duplicate tool names"
+        ),
+        pytest.param(
+            body(USER, tools=[{**BASH, "name": "run shell"}]),
+            "should match pattern",
+            id="bad tool name",
+        ),
+        pytest.param(
+            body(
+                USER,
+                tools=[
+                    {**BASH, "input_schema": {"type": "object", "properties": {"x": {"type": 1}}}}
+                ],
+            ),
+            "JSON schema is invalid",
+            id="bad schema",
+        ),
+        pytest.param(
+            body(USER, tools=[{**BASH, "input_schema": {"type": "string"}}]),
+            "Input should be 'object'",
+            id="schema not an object",
+        ),
+        pytest.param(
+            body(USER, tool_choice={"type": "tool", "name": "write_file"}),
+            "tool_choice.name",
+            id="tool_choice names an undeclared tool",
+        ),
+        pytest.param(
+            body(USER, cache_control={"type": "forever"}), "cache_control", id="bad cache_control"
+        ),
+        pytest.param(body(USER, system=[{"type": "image"}]), "system", id="system not text"),
+        pytest.param(
+            {k: v for k, v in body(USER, CALL, RESULT).items() if k != "tools"},
+            "must define tools",
+            id="tool blocks without tools",
+        ),
+    ],
+)
 def test_validator_rejects(request_body, fragment):
     errors = validate_request(request_body)
     assert any(fragment in error for error in errors), errors
 
 
-@pytest.mark.parametrize("request_body", [
-    pytest.param(body(USER, CALL, RESULT, REPLY, USER), id="a tool round trip"),
-    pytest.param(body(USER, {"role": "assistant", "content": "Partial answer"}), id="continuing an assistant turn"),
-    pytest.param(body(USER, system=SYSTEM, cache_control={"type": "ephemeral", "ttl": "1h"},
-                      tool_choice={"type": "tool", "name": "bash"}), id="system, cache and tool_choice"),
-])
+@pytest.mark.parametrize(
+    "request_body",
+    [
+        pytest.param(body(USER, CALL, RESULT, REPLY, USER), id="a tool round trip"),
+        pytest.param(
+            body(USER, {"role": "assistant", "content": "Partial answer"}),
+            id="continuing an assistant turn",
+        ),
+        pytest.param(
+            body(
+                USER,
+                system=SYSTEM,
+                cache_control={"type": "ephemeral", "ttl": "1h"},
+                tool_choice={"type": "tool", "name": "bash"},
+            ),
+            id="system, cache and tool_choice",
+        ),
+    ],
+)
 def test_validator_accepts(request_body):
     assert validate_request(request_body) == []
 

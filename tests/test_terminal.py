@@ -4,6 +4,7 @@ server, and gets keys as a person types them: arrows, a paste, Ctrl-C, Ctrl-D.
 The other tests run the scripts with pipes, where there is no line editing, spinner or status
 board; these are the ones that see what a person sees.
 """
+
 import io
 import os
 import signal
@@ -26,11 +27,22 @@ PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # what a terminal sends aroun
 
 def spawn(version: str, tmp_path, columns: int = 100):
     """The script in a pseudo-terminal of `columns` columns, working in tmp_path."""
-    env = {**os.environ, "TERM": "xterm", "NO_COLOR": "1", "HOME": str(tmp_path),
-           "AGENT_HISTORY": str(tmp_path / "history")}
-    child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path)],
-                          env=env, encoding="utf-8", timeout=20, dimensions=(24, columns),
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    env = {
+        **os.environ,
+        "TERM": "xterm",
+        "NO_COLOR": "1",
+        "HOME": str(tmp_path),
+        "AGENT_HISTORY": str(tmp_path / "history"),
+    }
+    child = pexpect.spawn(
+        sys.executable,
+        [str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path)],
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(24, columns),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     child.logfile_read = io.StringIO()  # everything the terminal was sent, for pyte
     return child
 
@@ -38,14 +50,25 @@ def spawn(version: str, tmp_path, columns: int = 100):
 def user_texts(request) -> list[str]:
     """The texts of the request's last user message, reminders left out."""
     content = request.body["messages"][-1]["content"]
-    return [block["text"] for block in content
-            if block["type"] == "text" and not block["text"].startswith("<reminder>")]
+    return [
+        block["text"]
+        for block in content
+        if block["type"] == "text" and not block["text"].startswith("<reminder>")
+    ]
 
 
-def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(scripted_api, version,
-                                                                       tmp_path):
-    scripted_api.play({"turns": [{"text": "First answer."}, {"text": "Second answer."},
-                                 {"text": "Third answer."}]})
+def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(
+    scripted_api, version, tmp_path
+):
+    scripted_api.play(
+        {
+            "turns": [
+                {"text": "First answer."},
+                {"text": "Second answer."},
+                {"text": "Third answer."},
+            ]
+        }
+    )
     child = spawn(version, tmp_path)
     child.expect("you> ")
     child.send("hello wrld" + LEFT * 3 + "o\r")  # the typo fixed with the arrow keys
@@ -80,16 +103,46 @@ def test_ctrl_d_leaves_with_exit_code_0(scripted_api, tmp_path):
 
 @pytest.mark.allow_leftover_turns  # the subagent is stopped before it asks for its second turn
 @pytest.mark.parametrize("version", versions_from("v3"))
-def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(scripted_api,
-                                                                              version, tmp_path):
-    scripted_api.play({
-        "turns": [{"tool_calls": [{"name": "Task", "input": {
-                       "description": "slow job", "prompt": "SLOW-JOB: run it", "agent_type": "code"}}]},
-                  {"expect": {"last_user_contains": "never mind"}, "text": "Stopped. What next?"}],
-        "tracks": [{"match": "SLOW-JOB", "turns": [
-            {"tool_calls": [{"name": "bash", "input": {
-                "command": "touch started.flag; sleep 1; touch late.txt"}}]},
-            {"text": "done"}]}]})
+def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(
+    scripted_api, version, tmp_path
+):
+    scripted_api.play(
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {
+                            "name": "Task",
+                            "input": {
+                                "description": "slow job",
+                                "prompt": "SLOW-JOB: run it",
+                                "agent_type": "code",
+                            },
+                        }
+                    ]
+                },
+                {"expect": {"last_user_contains": "never mind"}, "text": "Stopped. What next?"},
+            ],
+            "tracks": [
+                {
+                    "match": "SLOW-JOB",
+                    "turns": [
+                        {
+                            "tool_calls": [
+                                {
+                                    "name": "bash",
+                                    "input": {
+                                        "command": "touch started.flag; sleep 1; touch late.txt"
+                                    },
+                                }
+                            ]
+                        },
+                        {"text": "done"},
+                    ],
+                }
+            ],
+        }
+    )
     child = spawn(version, tmp_path)
     child.expect("you> ")
     child.send("run the slow job\r")
@@ -117,12 +170,32 @@ DESCRIPTION = "リポジトリ全体のテストの構成を調べて失敗し�
 @pytest.mark.parametrize("version", versions_from("v3"))
 def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, version, tmp_path):
     tool = {"name": "read_only_bash", "input": {"command": "ls"}}
-    scripted_api.play({
-        "turns": [{"tool_calls": [{"name": "Task", "input": {
-                       "description": DESCRIPTION, "prompt": "WIDE: look", "agent_type": "explore"}}]},
-                  {"text": "Done."}],
-        "tracks": [{"match": "WIDE", "turns": [{"latency": 0.2, "tool_calls": [tool]}] * 4
-                    + [{"latency": 0.2, "text": "report"}]}]})
+    scripted_api.play(
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {
+                            "name": "Task",
+                            "input": {
+                                "description": DESCRIPTION,
+                                "prompt": "WIDE: look",
+                                "agent_type": "explore",
+                            },
+                        }
+                    ]
+                },
+                {"text": "Done."},
+            ],
+            "tracks": [
+                {
+                    "match": "WIDE",
+                    "turns": [{"latency": 0.2, "tool_calls": [tool]}] * 4
+                    + [{"latency": 0.2, "text": "report"}],
+                }
+            ],
+        }
+    )
     child = spawn(version, tmp_path, columns=80)
     child.expect("you> ")
     child.send("look\r")

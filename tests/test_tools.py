@@ -4,6 +4,7 @@ Each test lets the scripted model make one call and reads the result out of the 
 exactly as the model would receive it. Every version has these tools, so every test runs
 against every version script.
 """
+
 import os
 import time
 import tracemalloc
@@ -27,7 +28,8 @@ def test_bash_decodes_invalid_utf8_with_replacement(scripted_api, agent):
 
 
 def test_bash_timeout_stops_the_command_and_all_it_started_and_keeps_partial_output(
-        scripted_api, make_agent, tmp_path):
+    scripted_api, make_agent, tmp_path
+):
     agent = make_agent(BASH_TIMEOUT=1)
     command = "sleep 30 & echo $! > child.pid; echo started; sleep 30; echo never"
     result = call_tool(scripted_api, agent, "bash", {"command": command})
@@ -55,7 +57,9 @@ def is_running(pid: int) -> bool:
 
 
 def test_bash_does_not_wait_for_a_job_left_in_the_background(scripted_api, agent):
-    result = call_tool(scripted_api, agent, "bash", {"command": "sleep 30 & echo started in the background"})
+    result = call_tool(
+        scripted_api, agent, "bash", {"command": "sleep 30 & echo started in the background"}
+    )
     assert not result["is_error"]
     assert result["content"] == "started in the background\n[exit code 0]"
 
@@ -68,16 +72,28 @@ def test_bash_stops_a_runaway_command_and_the_result_stays_in_budget(scripted_ap
 
 
 # Each blocked command is only echoed: were the blocklist broken, the test fails deleting nothing.
-@pytest.mark.parametrize("command", ["sudo rm -rf /tmp/x", "rm -fr /", "rm -rf  /", "rm -r -f ~",
-                                     "rm\t-rf /", "/bin/rm -rf /", "rm --recursive --force /",
-                                     "sudo\tls", "/usr/bin/sudo ls"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sudo rm -rf /tmp/x",
+        "rm -fr /",
+        "rm -rf  /",
+        "rm -r -f ~",
+        "rm\t-rf /",
+        "/bin/rm -rf /",
+        "rm --recursive --force /",
+        "sudo\tls",
+        "/usr/bin/sudo ls",
+    ],
+)
 def test_bash_blocklist_refuses_destructive_commands_however_spelled(scripted_api, agent, command):
     result = call_tool(scripted_api, agent, "bash", {"command": f"echo {command}"})
     assert result["is_error"] and "blocklist" in result["content"]
 
 
-@pytest.mark.parametrize("command", ["echo rm -rf build", "echo rm -f notes.txt", "echo rm -r ok",
-                                     "ls /bin/rmdir"])
+@pytest.mark.parametrize(
+    "command", ["echo rm -rf build", "echo rm -f notes.txt", "echo rm -r ok", "ls /bin/rmdir"]
+)
 def test_bash_blocklist_lets_ordinary_commands_through(scripted_api, agent, command):
     assert not call_tool(scripted_api, agent, "bash", {"command": command})["is_error"]
 
@@ -93,7 +109,10 @@ def test_read_file_offset_and_limit_say_how_to_continue(scripted_api, agent, tmp
     (tmp_path / "a.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
     result = call_tool(scripted_api, agent, "read_file", {"path": "a.txt", "offset": 3, "limit": 2})
     assert result["content"].splitlines() == [
-        "     3\tline 3", "     4\tline 4", "[lines 3-4 of 10; call read_file with offset=5 for more]"]
+        "     3\tline 3",
+        "     4\tline 4",
+        "[lines 3-4 of 10; call read_file with offset=5 for more]",
+    ]
 
 
 def test_read_file_cuts_long_lines(scripted_api, agent, tmp_path):
@@ -116,40 +135,75 @@ def test_read_file_of_a_folder_is_an_error_not_a_crash(scripted_api, agent, tmp_
 
 # -- write_file and edit_file --
 def test_write_file_creates_parent_folders(scripted_api, agent, tmp_path):
-    result = call_tool(scripted_api, agent, "write_file", {"path": "deep/er/new.txt", "content": "héllo\n"})
+    result = call_tool(
+        scripted_api, agent, "write_file", {"path": "deep/er/new.txt", "content": "héllo\n"}
+    )
     assert not result["is_error"]
     assert (tmp_path / "deep/er/new.txt").read_text(encoding="utf-8") == "héllo\n"
 
 
 def test_edit_file_replaces_the_one_match(scripted_api, agent, tmp_path):
     (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
-    result = call_tool(scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "y = 2", "new_text": "y = 3"})
+    result = call_tool(
+        scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "y = 2", "new_text": "y = 3"}
+    )
     assert not result["is_error"]
     assert (tmp_path / "a.py").read_text() == "x = 1\ny = 3\n"
 
 
-@pytest.mark.parametrize(("text", "expected"), [("a = 1\n", "matches 0 places"), ("x\nx\nx\n", "matches 3 places")])
+@pytest.mark.parametrize(
+    ("text", "expected"), [("a = 1\n", "matches 0 places"), ("x\nx\nx\n", "matches 3 places")]
+)
 def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, expected):
     (tmp_path / "a.py").write_text(text)
-    result = call_tool(scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "x", "new_text": "y"})
+    result = call_tool(
+        scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "x", "new_text": "y"}
+    )
     assert result["is_error"] and expected in result["content"]
     assert (tmp_path / "a.py").read_text() == text
 
 
 def test_edit_file_counts_overlapping_matches(scripted_api, agent, tmp_path):
     (tmp_path / "a.js").write_text("}\n}\n}\n")  # "}\n}\n" is there twice, sharing the middle line
-    result = call_tool(scripted_api, agent, "edit_file", {"path": "a.js", "old_text": "}\n}\n", "new_text": "]\n"})
+    result = call_tool(
+        scripted_api, agent, "edit_file", {"path": "a.js", "old_text": "}\n}\n", "new_text": "]\n"}
+    )
     assert result["is_error"] and "matches 2 places" in result["content"]
     assert (tmp_path / "a.js").read_text() == "}\n}\n}\n"
 
 
-@pytest.mark.parametrize(("before", "old_text", "new_text", "after"), [
-    (b"alpha\r\nbeta\r\ngamma\r\n", "beta\ngamma", "BETA\nGAMMA", b"alpha\r\nBETA\r\nGAMMA\r\n"),  # as read_file shows it
-    (b"alpha\r\nbeta\r\ngamma\r\n", "beta\r\ngamma", "B\r\nG", b"alpha\r\nB\r\nG\r\n"),  # sent with its \r
-    (b"alpha\r\nbeta\r\ngamma\r\n", "beta\ngamma", "B\r\nG", b"alpha\r\nB\r\nG\r\n"),  # a mix: no \r\r\n
-    (b"alpha\r\nbeta\ngamma\n", "beta\ngamma", "B\nG", b"alpha\r\nB\nG\n"),  # mixed endings: it matches as sent
-])
-def test_edit_file_keeps_windows_line_endings(scripted_api, agent, tmp_path, before, old_text, new_text, after):
+@pytest.mark.parametrize(
+    ("before", "old_text", "new_text", "after"),
+    [
+        (
+            b"alpha\r\nbeta\r\ngamma\r\n",
+            "beta\ngamma",
+            "BETA\nGAMMA",
+            b"alpha\r\nBETA\r\nGAMMA\r\n",
+        ),  # as read_file shows it
+        (
+            b"alpha\r\nbeta\r\ngamma\r\n",
+            "beta\r\ngamma",
+            "B\r\nG",
+            b"alpha\r\nB\r\nG\r\n",
+        ),  # sent with its \r
+        (
+            b"alpha\r\nbeta\r\ngamma\r\n",
+            "beta\ngamma",
+            "B\r\nG",
+            b"alpha\r\nB\r\nG\r\n",
+        ),  # a mix: no \r\r\n
+        (
+            b"alpha\r\nbeta\ngamma\n",
+            "beta\ngamma",
+            "B\nG",
+            b"alpha\r\nB\nG\n",
+        ),  # mixed endings: it matches as sent
+    ],
+)
+def test_edit_file_keeps_windows_line_endings(
+    scripted_api, agent, tmp_path, before, old_text, new_text, after
+):
     (tmp_path / "win.txt").write_bytes(before)
     edit = {"path": "win.txt", "old_text": old_text, "new_text": new_text}
     assert not call_tool(scripted_api, agent, "edit_file", edit)["is_error"]
@@ -157,10 +211,20 @@ def test_edit_file_keeps_windows_line_endings(scripted_api, agent, tmp_path, bef
 
 
 # -- the work directory is a fence --
-@pytest.mark.parametrize("path", ["../outside.txt", "/etc/hostname", "sub/../../outside.txt", "link/secret.txt"])
-@pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("write_file", {"content": "x"}),
-                                             ("edit_file", {"old_text": "a", "new_text": "b"})])
-def test_file_tools_refuse_paths_outside_the_work_directory(scripted_api, agent, tmp_path, path, tool, extra):
+@pytest.mark.parametrize(
+    "path", ["../outside.txt", "/etc/hostname", "sub/../../outside.txt", "link/secret.txt"]
+)
+@pytest.mark.parametrize(
+    ("tool", "extra"),
+    [
+        ("read_file", {}),
+        ("write_file", {"content": "x"}),
+        ("edit_file", {"old_text": "a", "new_text": "b"}),
+    ],
+)
+def test_file_tools_refuse_paths_outside_the_work_directory(
+    scripted_api, agent, tmp_path, path, tool, extra
+):
     outside = tmp_path.parent / f"{tmp_path.name}-outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("a secret")
@@ -172,22 +236,36 @@ def test_file_tools_refuse_paths_outside_the_work_directory(scripted_api, agent,
 
 
 # -- malformed calls from the model --
-@pytest.mark.parametrize(("name", "tool_input", "expected"), [
-    ("delete_everything", {}, "unknown tool 'delete_everything'; the tools you have are: bash, read_file"),
-    ("read_file", {"path": 5}, "invalid input for read_file (path): 5 is not of type 'string'"),
-    ("write_file", {"path": "a.txt"}, "'content' is a required property"),
-    ("bash", {"command": "ls", "cwd": "/"}, "Additional properties are not allowed ('cwd' was unexpected)"),
-    ("read_file", {"path": "a.txt", "offset": 0}, "0 is less than the minimum of 1"),
-])
-def test_malformed_tool_calls_come_back_as_errors_the_model_can_act_on(scripted_api, agent, name, tool_input,
-                                                                       expected):
+@pytest.mark.parametrize(
+    ("name", "tool_input", "expected"),
+    [
+        (
+            "delete_everything",
+            {},
+            "unknown tool 'delete_everything'; the tools you have are: bash, read_file",
+        ),
+        ("read_file", {"path": 5}, "invalid input for read_file (path): 5 is not of type 'string'"),
+        ("write_file", {"path": "a.txt"}, "'content' is a required property"),
+        (
+            "bash",
+            {"command": "ls", "cwd": "/"},
+            "Additional properties are not allowed ('cwd' was unexpected)",
+        ),
+        ("read_file", {"path": "a.txt", "offset": 0}, "0 is less than the minimum of 1"),
+    ],
+)
+def test_malformed_tool_calls_come_back_as_errors_the_model_can_act_on(
+    scripted_api, agent, name, tool_input, expected
+):
     result = call_tool(scripted_api, agent, name, tool_input, invalid=True)
     assert result["is_error"]
     assert expected in result["content"]
 
 
 def test_a_huge_wrong_value_is_not_echoed_back(scripted_api, agent):
-    result = call_tool(scripted_api, agent, "bash", {"command": ["echo " + "x" * 20_000]}, invalid=True)
+    result = call_tool(
+        scripted_api, agent, "bash", {"command": ["echo " + "x" * 20_000]}, invalid=True
+    )
     assert result["is_error"] and len(result["content"]) < 300
     assert result["content"] == "invalid input for bash (command): breaks the rule type: 'string'"
 
@@ -209,7 +287,9 @@ def test_huge_bash_output_is_cut_to_the_budget_with_a_hint(scripted_api, agent):
 
 
 def test_huge_file_read_is_cut_and_numbered_lines_show_where(scripted_api, agent, tmp_path):
-    (tmp_path / "big.log").write_text("".join(f"event {n} " + "." * 60 + "\n" for n in range(1, 2001)))
+    (tmp_path / "big.log").write_text(
+        "".join(f"event {n} " + "." * 60 + "\n" for n in range(1, 2001))
+    )
     result = call_tool(scripted_api, agent, "read_file", {"path": "big.log"})
     content = result["content"]
     assert len(content) <= agent.TOOL_RESULT_BUDGET
@@ -233,8 +313,14 @@ def fifo(tmp_path):
         yield path
 
 
-@pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("write_file", {"content": "x"}),
-                                             ("edit_file", {"old_text": "a", "new_text": "b"})])
+@pytest.mark.parametrize(
+    ("tool", "extra"),
+    [
+        ("read_file", {}),
+        ("write_file", {"content": "x"}),
+        ("edit_file", {"old_text": "a", "new_text": "b"}),
+    ],
+)
 def test_file_tools_refuse_a_fifo_at_once(scripted_api, agent, fifo, tool, extra):
     started = time.monotonic()
     result = call_tool(scripted_api, agent, tool, {"path": fifo.name, **extra})
@@ -262,11 +348,16 @@ def test_read_file_keeps_only_the_lines_it_shows(scripted_api, agent, tmp_path):
     assert peak < 10_000_000  # the 50 MB line was never held whole
 
 
-@pytest.mark.parametrize(("tool", "extra"), [
-    ("write_file", {"content": "pwned"}),
-    ("edit_file", {"old_text": "secret", "new_text": "pwned"})])
-def test_file_tools_do_not_write_through_a_hard_link(scripted_api, agent, tmp_path_factory,
-                                                     tmp_path, tool, extra):
+@pytest.mark.parametrize(
+    ("tool", "extra"),
+    [
+        ("write_file", {"content": "pwned"}),
+        ("edit_file", {"old_text": "secret", "new_text": "pwned"}),
+    ],
+)
+def test_file_tools_do_not_write_through_a_hard_link(
+    scripted_api, agent, tmp_path_factory, tmp_path, tool, extra
+):
     outside = tmp_path_factory.mktemp("outside") / "secret.txt"
     outside.write_text("secret")
     try:

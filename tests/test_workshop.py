@@ -1,10 +1,11 @@
-"""The workshop (workshop/): every exercise is complete, its reference solution applies, and its tests can fail.
+"""The workshop (workshop/): every exercise is complete, its reference solution applies, and its
+tests can fail.
 
-The exercises' own tests run against the reference solutions in the main test run (testpaths includes
-workshop/). Here each exercise runs once more, in this process (pytester), against the
-untouched version script an attendee starts from: its tests must fail (exit code 1), not break
-(2 interrupted, 4 usage error, 5 no tests).
-"""
+The exercises' own tests run against the reference solutions in the main test run (testpaths
+includes workshop/). Here each exercise runs once more, in this process (pytester), against the
+untouched version script an attendee starts from: its tests must fail (exit code 1), not break (2
+interrupted, 4 usage error, 5 no tests). """
+
 import difflib
 
 import pytest
@@ -16,7 +17,9 @@ EXERCISE_FILES = ["README.md", "README_ja.md", "test_exercise.py", "solution.dif
 
 
 def test_every_exercise_folder_is_listed_and_complete():
-    folders = sorted(path.name for path in WORKSHOP.iterdir() if path.is_dir() and path.name[:2].isdigit())
+    folders = sorted(
+        path.name for path in WORKSHOP.iterdir() if path.is_dir() and path.name[:2].isdigit()
+    )
     assert folders == sorted(EXERCISES)
     for folder in folders:
         missing = [name for name in EXERCISE_FILES if not (WORKSHOP / folder / name).is_file()]
@@ -28,16 +31,20 @@ def test_every_exercise_folder_is_listed_and_complete():
 def test_each_readme_gives_the_start_and_the_check_command_of_its_exercise(exercise, readme):
     text = (WORKSHOP / exercise / readme).read_text(encoding="utf-8")
     base = EXERCISES[exercise]
-    for command in (f"cp {base} workshop/{exercise}/mine.py", f"copy {base} workshop\\{exercise}\\mine.py",
-                    f"python -m pytest workshop/{exercise} --solution workshop/{exercise}/mine.py"):
+    for command in (
+        f"cp {base} workshop/{exercise}/mine.py",
+        f"copy {base} workshop\\{exercise}\\mine.py",
+        f"python -m pytest workshop/{exercise} --solution workshop/{exercise}/mine.py",
+    ):
         assert command in text, f"workshop/{exercise}/{readme} does not show {command}"
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_the_untouched_starting_point_fails_the_exercise(exercise, pytester, monkeypatch):
     monkeypatch.chdir(ROOT)  # in this process, as an attendee would type it in the project folder
-    done = pytester.runpytest_inprocess(f"workshop/{exercise}", "--solution", EXERCISES[exercise],
-                                        "-p", "no:xdist", "-q")
+    done = pytester.runpytest_inprocess(
+        f"workshop/{exercise}", "--solution", EXERCISES[exercise], "-p", "no:xdist", "-q"
+    )
     summary = done.outlines[-1] if done.outlines else "\n".join(done.errlines)
     output = "\n".join(done.outlines[-60:] + done.errlines[-60:])
     assert done.ret == 1 and " failed" in summary, output
@@ -46,7 +53,9 @@ def test_the_untouched_starting_point_fails_the_exercise(exercise, pytester, mon
 def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_path):
     base = [f"line {number}" for number in range(1, 21)]
     solution = base[:10] + ["added"] + base[10:]
-    diff = "\n".join(difflib.unified_diff(base, solution, "a/script.py", "b/script.py", lineterm=""))
+    diff = "\n".join(
+        difflib.unified_diff(base, solution, "a/script.py", "b/script.py", lineterm="")
+    )
     (tmp_path / "script.py").write_text("\n".join(["new first line", *base]) + "\n")
     apply_diff(diff, tmp_path)
     assert (tmp_path / "script.py").read_text().splitlines() == ["new first line", *solution]
@@ -56,5 +65,7 @@ def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_pat
 
 
 def test_a_diff_can_create_files_in_new_folders(tmp_path):
-    apply_diff("--- /dev/null\n+++ b/skills/new/SKILL.md\n@@ -0,0 +1,2 @@\n+---\n+name: new\n", tmp_path)
+    apply_diff(
+        "--- /dev/null\n+++ b/skills/new/SKILL.md\n@@ -0,0 +1,2 @@\n+---\n+name: new\n", tmp_path
+    )
     assert (tmp_path / "skills" / "new" / "SKILL.md").read_text() == "---\nname: new\n"

@@ -1,13 +1,16 @@
-"""The reference solutions of the workshop: each is a version script with its exercise's solution.diff applied.
+"""The reference solutions of the workshop: each is a version script with its exercise's
+solution.diff applied.
 
-The repository keeps no finished copy of a version script (copies drift apart), only the diff. This module
-applies it, for the tests and for a trainer who wants to read or run a solution:
+The repository keeps no finished copy of a version script (copies drift apart), only the diff. This
+module applies it, for the tests and for a trainer who wants to read or run a solution:
 
-    python -m workshop.reference 01-search-tool /tmp/ref01   # writes /tmp/ref01/v1_basic.py, the solution
+    # writes /tmp/ref01/v1_basic.py, the solution
+    python -m workshop.reference 01-search-tool /tmp/ref01
 
-The diff is applied strictly: every line it keeps or removes must be found, in order, in the base script.
-A hunk is looked for near the line the diff names, so edits elsewhere in the base do not break it.
-"""
+The diff is applied strictly: every line it keeps or removes must be found, in order, in the base
+script. A hunk is looked for near the line the diff names, so edits elsewhere in the base do not
+break it. """
+
 import argparse
 import re
 import shutil
@@ -32,7 +35,8 @@ class DiffDoesNotApply(Exception):
 
 
 def build_reference(exercise: str, folder: Path) -> Path:
-    """Copy the exercise's base script into folder, apply its solution.diff there; return the script's path."""
+    """Copy the exercise's base script into folder, apply its solution.diff there; return the
+    script's path."""
     script = folder / EXERCISES[exercise]
     shutil.copyfile(ROOT / EXERCISES[exercise], script)
     apply_diff((WORKSHOP / exercise / "solution.diff").read_text(encoding="utf-8"), folder)
@@ -40,18 +44,24 @@ def build_reference(exercise: str, folder: Path) -> Path:
 
 
 def apply_diff(diff: str, folder: Path) -> None:
-    """Apply a unified diff (as `git diff` writes it) to the files in folder; new files are created."""
+    """Apply a unified diff (as `git diff` writes it) to the files in folder; new files are
+    created."""
     lines = diff.splitlines()
     at = 0
     while at < len(lines):
-        if lines[at].startswith("--- ") and at + 1 < len(lines) and lines[at + 1].startswith("+++ "):
+        if (
+            lines[at].startswith("--- ")
+            and at + 1 < len(lines)
+            and lines[at + 1].startswith("+++ ")
+        ):
             at = apply_file_diff(lines, at, folder)
         else:
             at += 1  # a `diff --git` or `index` line: nothing to do
 
 
 def apply_file_diff(lines: list[str], at: int, folder: Path) -> int:
-    """Apply one file's hunks, which start at lines[at] ('--- a/name'); return where the next file starts."""
+    """Apply one file's hunks, which start at lines[at] ('--- a/name'); return where the next file
+    starts."""
     old_name, new_name = diff_path(lines[at]), diff_path(lines[at + 1])
     target = folder / (old_name or new_name)
     old = target.read_text(encoding="utf-8").splitlines() if old_name else []
@@ -59,13 +69,17 @@ def apply_file_diff(lines: list[str], at: int, folder: Path) -> int:
     while at < len(lines) and (header := HUNK_HEADER.match(lines[at])):
         old_count, new_count = int(header[2] or 1), int(header[3] or 1)
         length = hunk_length(lines, at + 1, old_count, new_count)
-        hunk = [line or " " for line in lines[at + 1:at + 1 + length] if not line.startswith("\\")]
+        hunk = [
+            line or " " for line in lines[at + 1 : at + 1 + length] if not line.startswith("\\")
+        ]
         at += 1 + length
         before = [line[1:] for line in hunk if line[0] in " -"]
         start = find_block(old, before, done, int(header[1]) - (1 if old_count else 0))
         if start is None:
-            raise DiffDoesNotApply(f"{target.name}: the lines of hunk {header[0]} are not in the file any more, "
-                                   f"starting with {before[0]!r}")
+            raise DiffDoesNotApply(
+                f"{target.name}: the lines of hunk {header[0]} are not in the file any more, "
+                f"starting with {before[0]!r}"
+            )
         new += old[done:start] + [line[1:] for line in hunk if line[0] in " +"]
         done = start + len(before)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +88,8 @@ def apply_file_diff(lines: list[str], at: int, folder: Path) -> int:
 
 
 def hunk_length(lines: list[str], at: int, old_count: int, new_count: int) -> int:
-    """How many lines the hunk starting at lines[at] has, counted by what they do to the old and the new file."""
+    """How many lines the hunk starting at lines[at] has, counted by what they do to the old and the
+    new file."""
     length = 0
     while old_count or new_count:
         if at + length == len(lines):
@@ -90,7 +105,11 @@ def find_block(old: list[str], block: list[str], first: int, expected: int) -> i
     """The position at or after `first` where old holds block, the one nearest to `expected`."""
     if not block:
         return max(first, expected)
-    places = [start for start in range(first, len(old) - len(block) + 1) if old[start:start + len(block)] == block]
+    places = [
+        start
+        for start in range(first, len(old) - len(block) + 1)
+        if old[start : start + len(block)] == block
+    ]
     return min(places, key=lambda start: abs(start - expected), default=None)
 
 
@@ -103,7 +122,9 @@ def diff_path(header: str) -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("exercise", choices=EXERCISES)
-    parser.add_argument("folder", type=Path, help="where to write the solution (created if missing)")
+    parser.add_argument(
+        "folder", type=Path, help="where to write the solution (created if missing)"
+    )
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
     print(build_reference(args.exercise, args.folder))

@@ -3,6 +3,7 @@
 Each test lets the scripted model call `search` once and reads the tool_result out of the next
 request, exactly as the model would receive it.
 """
+
 import pytest
 
 from tests.agents import call_tool
@@ -32,7 +33,9 @@ def test_the_model_is_offered_search_with_a_pattern_and_a_glob(scripted_api, age
     assert schema["required"] == ["pattern"] and set(schema["properties"]) == {"pattern", "glob"}
 
 
-def test_matches_come_back_as_path_line_text_sorted_and_binary_files_are_skipped(scripted_api, agent, project):
+def test_matches_come_back_as_path_line_text_sorted_and_binary_files_are_skipped(
+    scripted_api, agent, project
+):
     result = search(scripted_api, agent, pattern="main")
     assert not result["is_error"]
     assert result["content"].splitlines() == [
@@ -44,20 +47,29 @@ def test_matches_come_back_as_path_line_text_sorted_and_binary_files_are_skipped
 
 def test_glob_chooses_the_files(scripted_api, agent, project):
     result = search(scripted_api, agent, pattern="main", glob="**/*.py")
-    assert result["content"].splitlines() == ["app.py:3: def main():", "lib/util.py:2:     return 'main'"]
+    assert result["content"].splitlines() == [
+        "app.py:3: def main():",
+        "lib/util.py:2:     return 'main'",
+    ]
 
 
 def test_too_many_matches_are_capped_and_the_last_line_says_how_many_more_and_how_to_narrow(
-        scripted_api, agent, tmp_path):
+    scripted_api, agent, tmp_path
+):
     limit = agent.SEARCH_MATCH_LIMIT
     (tmp_path / "log.txt").write_text("".join(f"event {n}: ok\n" for n in range(1, limit + 71)))
     lines = search(scripted_api, agent, pattern="ok")["content"].splitlines()
     assert len(lines) == limit + 1
-    assert lines[0] == "log.txt:1: event 1: ok" and lines[limit - 1] == f"log.txt:{limit}: event {limit}: ok"
+    assert (
+        lines[0] == "log.txt:1: event 1: ok"
+        and lines[limit - 1] == f"log.txt:{limit}: event {limit}: ok"
+    )
     assert "70 more matches" in lines[-1] and "glob" in lines[-1] and "pattern" in lines[-1]
 
 
-def test_a_long_line_is_cut_so_one_minified_file_cannot_fill_the_result(scripted_api, agent, tmp_path):
+def test_a_long_line_is_cut_so_one_minified_file_cannot_fill_the_result(
+    scripted_api, agent, tmp_path
+):
     (tmp_path / "bundle.min.js").write_text("var a=1;" * 10_000 + "needle();\n")
     result = search(scripted_api, agent, pattern="needle")
     assert result["content"].startswith("bundle.min.js:1: var a=1;")

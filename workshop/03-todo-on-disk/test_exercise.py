@@ -3,6 +3,7 @@
 "A session starts" is the first model call of a fresh script: each test loads the script anew, so
 module-level state (the TODO list) starts empty, just as when a user starts the program again.
 """
+
 import json
 
 from tests.agents import results_sent, run_file
@@ -11,8 +12,11 @@ def item(content: str, status: str = "pending", active_form: str | None = None) 
     return {"content": content, "status": status, "activeForm": active_form or f"Doing: {content}"}
 
 
-PLAN = [item("Write the fix", "completed", "Writing the fix"), item("Run the tests", "in_progress", "Running the tests"),
-        item("ドキュメントを直す", "pending", "ドキュメントを直している")]
+PLAN = [
+    item("Write the fix", "completed", "Writing the fix"),
+    item("Run the tests", "in_progress", "Running the tests"),
+    item("ドキュメントを直す", "pending", "ドキュメントを直している"),
+]
 PLAN_SUMMARY = "1/3 done; in progress: Running the tests"
 
 
@@ -35,27 +39,48 @@ def first_message_text(api) -> str:
 
 
 def test_each_accepted_update_is_saved(scripted_api, agent, tmp_path):
-    scripted_api.play({"turns": [{"tool_calls": [todo(PLAN[:2])]}, {"tool_calls": [todo(PLAN)]}, {"text": "Ok."}]})
+    scripted_api.play(
+        {"turns": [{"tool_calls": [todo(PLAN[:2])]}, {"tool_calls": [todo(PLAN)]}, {"text": "Ok."}]}
+    )
     assert agent.run_turn([], "fix the bug") == 0
     assert saved(tmp_path) == {"items": PLAN}
 
 
 def test_a_rejected_update_leaves_the_saved_list_alone(scripted_api, agent, tmp_path):
     two_in_progress = [item("Write the fix", "in_progress"), item("Run the tests", "in_progress")]
-    scripted_api.play({"turns": [{"tool_calls": [todo(PLAN)]}, {"tool_calls": [todo(two_in_progress)]},
-                                 {"expect": {"tool_result_is_error": True}, "text": "Ok."}]})
+    scripted_api.play(
+        {
+            "turns": [
+                {"tool_calls": [todo(PLAN)]},
+                {"tool_calls": [todo(two_in_progress)]},
+                {"expect": {"tool_result_is_error": True}, "text": "Ok."},
+            ]
+        }
+    )
     assert agent.run_turn([], "fix the bug") == 0
     assert saved(tmp_path) == {"items": PLAN}
 
 
-def test_a_saved_list_is_restored_when_a_session_starts_and_the_model_is_told(scripted_api, agent, tmp_path):
+def test_a_saved_list_is_restored_when_a_session_starts_and_the_model_is_told(
+    scripted_api, agent, tmp_path
+):
     save(tmp_path, {"items": PLAN})
-    scripted_api.play({"turns": [{"tool_calls": [todo([item("One", "in_progress"), item("Two", "in_progress")])]},
-                                 {"text": "Ok."}]})
+    scripted_api.play(
+        {
+            "turns": [
+                {"tool_calls": [todo([item("One", "in_progress"), item("Two", "in_progress")])]},
+                {"text": "Ok."},
+            ]
+        }
+    )
     assert agent.run_turn([], "go on") == 0
-    assert PLAN_SUMMARY in first_message_text(scripted_api)  # the model learns what it had planned...
+    assert PLAN_SUMMARY in first_message_text(
+        scripted_api
+    )  # the model learns what it had planned...
     (rejected,) = results_sent(scripted_api)
-    assert f"Your previous list is kept ({PLAN_SUMMARY})" in rejected["content"]  # ...and the list is really there
+    assert (
+        f"Your previous list is kept ({PLAN_SUMMARY})" in rejected["content"]
+    )  # ...and the list is really there
 
 
 def test_without_a_saved_list_the_session_starts_as_before(scripted_api, agent, tmp_path):
@@ -64,7 +89,9 @@ def test_without_a_saved_list_the_session_starts_as_before(scripted_api, agent, 
     assert "restored" not in first_message_text(scripted_api) and not (tmp_path / ".agent").exists()
 
 
-def test_a_damaged_file_is_reported_to_the_user_and_the_session_goes_on(scripted_api, agent, tmp_path, capsys):
+def test_a_damaged_file_is_reported_to_the_user_and_the_session_goes_on(
+    scripted_api, agent, tmp_path, capsys
+):
     save(tmp_path, '{"items": [{"content": "Write the fix", "status": "done"')
     scripted_api.play({"turns": [{"tool_calls": [todo(PLAN)]}, {"text": "Ok."}]})
     assert agent.run_turn([], "fix the bug") == 0
