@@ -6,6 +6,8 @@ conftest.py says with a `script_path` fixture: a version script in tests/, an at
 (or the reference) in workshop/.
 """
 
+import os
+
 import pytest
 
 from tests.agents import load_script
@@ -30,3 +32,10 @@ def make_agent(script_path, scripted_api, tmp_path, monkeypatch):
 @pytest.fixture
 def agent(make_agent):
     return make_agent()
+
+
+@pytest.hookimpl(optionalhook=True)  # runs without xdist too, as the workshop's inner runs do
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: two workers per core. Most tests wait (on a subprocess, the scripted server's
+    latency, a pseudo-terminal), so a core has time for a second worker meanwhile."""
+    return 2 * (os.cpu_count() or 1)
