@@ -3,8 +3,10 @@
 The page checks read the Markdown and need nothing installed. The build checks run the one build command,
 `python -m docsgen`, once for the module, and look at what it produced.
 """
+import ast
 import difflib
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -128,6 +130,53 @@ def test_the_sections_of_a_script_hold_every_line_after_its_first_heading(script
 def test_a_version_keeps_the_sections_of_the_one_before_in_the_same_order(old, new):
     kept = [name for name in section_names(new) if name in section_names(old)]
     assert kept == section_names(old), f"{new} lost or moved a section of {old}"
+
+
+# -- the v1 chapter's table of the plumbing --------------------------------------------------
+
+PLUMBING_INCLUDE = '--8<-- "sections/v1_basic/plumbing.py"'
+
+
+def plumbing_table(language: str) -> list[tuple[list[str], str]]:
+    """(names, part) of each row of the first table after the v1 chapter includes the plumbing heading."""
+    lines = read_page(language, "v1.md")
+    start = next(number for number, line in enumerate(lines) if line.strip() == PLUMBING_INCLUDE)
+    table = list(itertools.takewhile(lambda line: line.startswith("|"),
+                                     itertools.dropwhile(lambda line: not line.startswith("|"), lines[start:])))
+    rows = []
+    for line in table[2:]:  # after the header and the --- line
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows.append((re.findall(r"`([^`]+)`", cells[0]), cells[1].strip("`")))
+    return rows
+
+
+def plumbing_definitions() -> tuple[dict[str, str], dict[str, str]]:
+    """v1's plumbing: the part of each top-level function and class, and of every top-level name."""
+    defined, named = {}, {}
+    for section, code in script_sections(ROOT / "v1_basic.py").items():
+        if not section.startswith("plumbing/"):
+            continue
+        for node in ast.parse(code).body:
+            part = section.removeprefix("plumbing/")
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                defined[node.name] = named[node.name] = part
+            for target in getattr(node, "targets", []):
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        named[name.id] = part
+    return defined, named
+
+
+@pytest.mark.parametrize("language", DOCS)
+def test_the_v1_chapter_lists_every_function_and_class_of_the_plumbing_in_its_part(language):
+    defined, named = plumbing_definitions()
+    rows = plumbing_table(language)
+    listed = {name: part for names, part in rows for name in names}
+    assert rows and all(names for names, _ in rows), "every row of the plumbing table names something"
+    assert sorted(set(defined) - set(listed)) == [], f"{language}/v1.md: plumbing missing from the table"
+    wrong = {name: part for name, part in listed.items() if named.get(name) != part}
+    actual = {name: named.get(name, "nowhere") for name in wrong}
+    assert wrong == {}, f"{language}/v1.md: names in the wrong row; where they are defined: {actual}"
 
 
 # -- the build -------------------------------------------------------------------------------------------------
