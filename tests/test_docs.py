@@ -179,6 +179,12 @@ def test_the_v1_chapter_lists_every_function_and_class_of_the_plumbing_in_its_pa
     assert wrong == {}, f"{language}/v1.md: names in the wrong row; where they are defined: {actual}"
 
 
+
+def test_the_v1_chapter_shows_every_part_of_the_plumbing():
+    parts = [name for name in script_sections(ROOT / "v1_basic.py") if name.startswith("plumbing")]
+    expected = sorted(f"sections/v1_basic/{name}.py" for name in parts)
+    assert [name for name in snippets(read_page("en", "v1.md")) if "/plumbing" in name] == expected
+
 # -- the build -------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
