@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, versions_from
+from tests.agents import ROOT, SCRIPTS, run_script, versions_from
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
 pyte = pytest.importorskip("pyte", reason="pyte is in requirements-dev.txt")
@@ -208,3 +208,30 @@ def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, v
     status_lines = [line for line in screen.display if line.startswith("[explore]")]
     assert len(status_lines) == 1, "\n".join(screen.display)
     assert "done" in status_lines[0]
+
+
+def test_the_spinner_shows_what_the_agent_waits_for_and_is_erased(scripted_api, tmp_path):
+    scripted_api.play({"turns": [
+        {"latency": 1.2, "tool_calls": [{"name": "bash", "input": {"command": "sleep 1.2"}}]},
+        {"latency": 0.1, "text": "All done."}]})
+    child = spawn("v1", tmp_path)
+    child.expect("you> ")
+    child.send("go\r")
+    child.expect("waiting for the model … 1 s")  # the reply takes 1.2 s
+    child.expect("running bash … 1 s")  # so does the command
+    child.expect("All done.")
+    child.expect("you> ")
+    child.send(CTRL_D)
+    child.expect(pexpect.EOF)
+    screen = pyte.Screen(100, 24)
+    pyte.ByteStream(screen).feed(child.logfile_read.getvalue().encode("utf-8"))
+    shown = "\n".join(screen.display)
+    assert "waiting for" not in shown and "running bash" not in shown, shown  # erased each time
+    assert "All done." in shown
+
+
+def test_piped_output_has_no_spinner(scripted_api, tmp_path):
+    scripted_api.play({"turns": [{"latency": 1.2, "text": "All done."}]})
+    done = run_script("v1", "--workdir", str(tmp_path), "go")
+    assert done.returncode == 0 and "All done." in done.stdout
+    assert "waiting for" not in done.stdout and "\r" not in done.stdout
