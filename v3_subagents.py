@@ -841,6 +841,7 @@ class Screen:
         self.spinner_shown = False
         self.spinner_paused = False  # v3: while the status lines of subagents are drawn
         self.spinner: threading.Thread | None = None
+        self.terminal = None  # the stdout the spinner draws on; it never draws on another one
 
     def text(self, text: str) -> None:
         self.write(text)
@@ -884,6 +885,7 @@ class Screen:
             self.waiting_for = what
             self.since = time.monotonic()
         if what and self.spinner is None and sys.stdout.isatty():
+            self.terminal = sys.stdout
             self.spinner = threading.Thread(target=self.spin, daemon=True)
             self.spinner.start()
 
@@ -897,9 +899,9 @@ class Screen:
             self.last_output = time.monotonic()
 
     def clear_spinner(self) -> None:
-        if self.spinner_shown:
+        if self.spinner_shown and sys.stdout is self.terminal:
             sys.stdout.write("\r\033[K")
-            self.spinner_shown = False
+        self.spinner_shown = False
 
     def spin(self) -> None:
         """The spinner's thread: every tenth of a second, show the wait if nothing else shows."""
@@ -908,7 +910,8 @@ class Screen:
             time.sleep(0.1)
             with self.lock:
                 quiet = time.monotonic() - self.last_output > SPINNER_DELAY
-                if self.waiting_for and quiet and self.at_line_start and not self.spinner_paused:
+                drawing = self.waiting_for and quiet and self.at_line_start
+                if drawing and not self.spinner_paused and sys.stdout is self.terminal:
                     frame += 1
                     seconds = time.monotonic() - self.since
                     line = f"{SPINNER_FRAMES[frame % 4]} {self.waiting_for} … {seconds:.0f} s"

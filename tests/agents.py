@@ -136,6 +136,25 @@ def call_tool(api, agent, name: str, tool_input, **flags) -> dict:
     return result
 
 
+def git_repository_with_one_commit(folder: Path) -> None:
+    """A git repository in folder with a.txt ("alpha") committed, whatever the user's git config."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    (folder / "a.txt").write_text("alpha\n")
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "add", "a.txt"],
+        ["git", "commit", "-qm", "one"],
+    ):
+        subprocess.run(command, cwd=folder, env=env, check=True)
+
+
 @contextlib.contextmanager
 def fifo_at(path: Path):
     """A FIFO at `path`. Code that opened it as a file would wait for the other end forever;

@@ -16,7 +16,13 @@ import uuid
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, run_in_process, versions_from
+from tests.agents import (
+    ROOT,
+    SCRIPTS,
+    git_repository_with_one_commit,
+    run_in_process,
+    versions_from,
+)
 from tests.test_subagents import files, read_only_result
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v3"))
@@ -57,21 +63,7 @@ def hostile_repo(tmp_path, tmp_path_factory):
     """A git repository in the work folder whose .git/config and .gitattributes make read-only git
     commands run programs; each would leave a file in `marks`, a folder outside the work folder."""
     marks = tmp_path_factory.mktemp("marks")
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-    }
-    (tmp_path / "a.txt").write_text("alpha\n")
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "add", "a.txt"],
-        ["git", "commit", "-qm", "one"],
-    ):
-        subprocess.run(command, cwd=tmp_path, env=env, check=True)
+    git_repository_with_one_commit(tmp_path)
     (tmp_path / "a.txt").write_text("alpha\nbeta\n")
     (tmp_path / ".gitattributes").write_text("*.txt diff=shown\n")
     for key, name in [

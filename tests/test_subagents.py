@@ -7,7 +7,6 @@ read what each side sent: what the subagent was given, and what came back to the
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import results_sent, versions_from
+from tests.agents import git_repository_with_one_commit, results_sent, versions_from
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v3"))
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -256,20 +255,7 @@ def test_read_only_bash_runs_read_commands(scripted_api, agent, tmp_path, comman
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_read_only_git_status_leaves_the_index_alone(scripted_api, agent, tmp_path):
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    (tmp_path / "a.txt").write_text("alpha\n")
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "add", "a.txt"],
-        ["git", "commit", "-qm", "one"],
-    ):
-        subprocess.run(command, cwd=tmp_path, env=env, check=True)
+    git_repository_with_one_commit(tmp_path)
     os.utime(
         tmp_path / "a.txt", (1, 1)
     )  # a changed timestamp: git status would refresh the index for it

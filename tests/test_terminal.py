@@ -47,6 +47,17 @@ def spawn(version: str, tmp_path, columns: int = 100):
     return child
 
 
+def leave_and_read_the_screen(child, columns: int) -> list[str]:
+    """Ctrl-D at the prompt; then the lines of the screen the session left, as a terminal shows
+    them (pyte plays back every control code the script sent)."""
+    child.expect("you> ")
+    child.send(CTRL_D)
+    child.expect(pexpect.EOF)
+    screen = pyte.Screen(columns, 24)
+    pyte.ByteStream(screen).feed(child.logfile_read.getvalue().encode("utf-8"))
+    return screen.display
+
+
 def user_texts(request) -> list[str]:
     """The texts of the request's last user message, reminders left out."""
     content = request.body["messages"][-1]["content"]
@@ -200,13 +211,9 @@ def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, v
     child.expect("you> ")
     child.send("look\r")
     child.expect("Done.")
-    child.expect("you> ")
-    child.send(CTRL_D)
-    child.expect(pexpect.EOF)
-    screen = pyte.Screen(80, 24)
-    pyte.ByteStream(screen).feed(child.logfile_read.getvalue().encode("utf-8"))
-    status_lines = [line for line in screen.display if line.startswith("[explore]")]
-    assert len(status_lines) == 1, "\n".join(screen.display)
+    display = leave_and_read_the_screen(child, 80)
+    status_lines = [line for line in display if line.startswith("[explore]")]
+    assert len(status_lines) == 1, "\n".join(display)
     assert "done" in status_lines[0]
 
 
@@ -220,12 +227,7 @@ def test_the_spinner_shows_what_the_agent_waits_for_and_is_erased(scripted_api, 
     child.expect("waiting for the model … 1 s")  # the reply takes 1.2 s
     child.expect("running bash … 1 s")  # so does the command
     child.expect("All done.")
-    child.expect("you> ")
-    child.send(CTRL_D)
-    child.expect(pexpect.EOF)
-    screen = pyte.Screen(100, 24)
-    pyte.ByteStream(screen).feed(child.logfile_read.getvalue().encode("utf-8"))
-    shown = "\n".join(screen.display)
+    shown = "\n".join(leave_and_read_the_screen(child, 100))
     assert "waiting for" not in shown and "running bash" not in shown, shown  # erased each time
     assert "All done." in shown
 
