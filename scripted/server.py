@@ -377,7 +377,10 @@ class ScriptedAPI:
     def client_env(self, api_key: str = "scripted") -> dict[str, str]:
         """Environment variables that point an SDK client (in this process or a child) at this
         server. NO_PROXY keeps a proxy set for the real network (HTTP_PROXY, ALL_PROXY) from
-        catching loopback traffic."""
+        catching loopback traffic. SSL_CERT_FILE: this server speaks plain HTTP, so no certificate
+        is ever checked, yet each new client loads the trusted certificates it names, by default
+        the system's whole bundle (about 30 ms; the tests make a client per test). One small
+        certificate that nothing is signed with stands in for it."""
         no_proxy = ",".join(
             filter(
                 None,
@@ -393,6 +396,7 @@ class ScriptedAPI:
             "ANTHROPIC_API_KEY": api_key,
             "NO_PROXY": no_proxy,
             "no_proxy": no_proxy,
+            "SSL_CERT_FILE": str(Path(__file__).with_name("loopback-cert.pem")),
         }
 
     def stop(self) -> None:
