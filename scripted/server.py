@@ -34,7 +34,9 @@ skip the schema check); `stop_reason` (default `tool_use` with tool calls,
 else `end_turn`); `expect` (`tool_result_contains`, `tool_result_is_error`,
 `last_user_contains`, `system_contains`, `tools`); `latency` in seconds;
 `hold: true` (the reply waits, after its latency, until the test calls
-`api.release()`, so the test decides what happens first); `repeat: N`; or
+`api.release()`, so the test decides what happens first; `hold: midway`
+streams the first half of the reply's events, then waits the same way, as a
+model stalls mid-sentence); `repeat: N`; or
 `error` (`status`, `message`, `retry_after_ms`) instead of content. Other
 top-level keys (`name`, `task`, ...) are left for the reader.
 """
@@ -168,8 +170,8 @@ def turn_shape_problem(turn: Any) -> str | None:
         return f"`expect` may have {sorted(EXPECT_KEYS)}, with `tools` a list of names"
     if not isinstance(turn.get("latency", 0), (int, float)) or turn.get("latency", 0) < 0:
         return "`latency` must be a number of seconds"
-    if not isinstance(turn.get("hold", False), bool):
-        return "`hold` must be true or false"
+    if turn.get("hold", False) not in (True, False, "midway"):
+        return "`hold` must be true, false or midway"
     if not isinstance(turn.get("repeat", 1), int) or turn.get("repeat", 1) < 1:
         return "`repeat` must be a positive integer"
     return None
@@ -354,7 +356,7 @@ class Reply:
     stream: bool = False
     latency: float = 0.0
     headers: dict = field(default_factory=dict)
-    hold: bool = False
+    hold: bool | str = False  # True: wait before the reply; "midway": halfway through the stream
 
 
 class ScriptedAPI:
@@ -564,7 +566,7 @@ class Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         reply, record = self.server.api.answer(self.command, self.path.split("?")[0], raw, headers)
         time.sleep(reply.latency)  # outside the lock, so concurrent requests overlap
-        if reply.hold:
+        if reply.hold is True:
             self.server.api.wait_for_release()
         if record is not None:
             # Before the first byte goes out: a client that has the reply must find it stamped.
@@ -585,7 +587,11 @@ class Handler(BaseHTTPRequestHandler):
         if reply.stream:
             self.send_header("content-type", "text/event-stream")
             self.end_headers()
-            for event, data in sse_events(reply.body):
+            events = sse_events(reply.body)
+            for number, (event, data) in enumerate(events):
+                if reply.hold == "midway" and number == len(events) // 2:
+                    self.wfile.flush()
+                    self.server.api.wait_for_release()
                 self.wfile.write(f"event: {event}\ndata: {to_json(data)}\n\n".encode())
             return
         payload = to_json(reply.body).encode()

@@ -4,6 +4,7 @@ scripted/pytest_plugin.py."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,11 @@ def version(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def script_path(version: str) -> Path:
     return ROOT / SCRIPTS[version]
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """Python leaves SIGINT ignored if it started so, as under a shell script's `pytest &`."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

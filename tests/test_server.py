@@ -188,9 +188,8 @@ def test_latency_lets_parallel_requests_overlap(scripted_api, client):
     assert ask(client, "Hi again.").content[0].text == "Quick."
     slow.join()
     first, second = scripted_api.requests
-    # Order only, no durations: a server that handled one request at a time could not have received
-    # the
-    # second before it answered the first.
+    # Order only, no durations: a server that handled one request at a time could not have
+    # received the second before it answered the first.
     assert second.received < first.answered
 
 
@@ -206,6 +205,29 @@ def test_a_held_reply_goes_out_only_after_release(scripted_api, client):
     scripted_api.release()
     asking.join()
     assert answers[0].content[0].text == "Held."
+
+
+def test_a_reply_held_midway_streams_its_first_half_then_waits_for_release(scripted_api, client):
+    text = "A reply long enough to come in many pieces, of which only the first half arrives."
+    scripted_api.play({"turns": [{"text": text, "hold": "midway"}]})
+    pieces = []
+
+    def read_the_stream():
+        with client.messages.stream(
+            model=MODEL, max_tokens=1000, messages=[{"role": "user", "content": "Hi."}]
+        ) as events:
+            for piece in events.text_stream:
+                pieces.append(piece)
+
+    reading = threading.Thread(target=read_the_stream)
+    reading.start()
+    while not pieces:
+        time.sleep(0.01)
+    reading.join(0.3)
+    assert reading.is_alive() and text.startswith("".join(pieces)) and "".join(pieces) != text
+    scripted_api.release()
+    reading.join()
+    assert "".join(pieces) == text
 
 
 def test_tracks_route_requests_by_their_first_user_message(scripted_api, client):

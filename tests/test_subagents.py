@@ -409,14 +409,6 @@ def test_on_a_terminal_the_status_line_is_redrawn_in_place(
     assert "started" not in out
 
 
-@pytest.fixture
-def ctrl_c_raises():
-    """Python leaves SIGINT ignored if it started so, as under a shell script's `pytest &`."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
 @pytest.mark.allow_leftover_turns  # the subagents' second turns: they stop before asking for them
 @pytest.mark.usefixtures("ctrl_c_raises")
