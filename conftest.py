@@ -12,7 +12,11 @@ import pytest
 
 from tests.agents import load_script
 
-pytest_plugins = ["scripted.pytest_plugin", "pytester"]  # pytester: workshop runs in-process
+pytest_plugins = [
+    "scripted.pytest_plugin",
+    "pytester",  # the workshop runs its checks in-process
+    "tests.site",  # the docs site, built once per run, and served
+]
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
 """Build the whole docs site, both languages, in strict mode: `python -m docsgen [--site-dir DIR]`.
 
+    0. fetch the pinned mermaid into .vendor/ once, so diagrams draw offline (docsgen/vendor.py)
     1. generate .generated/ (sections of the scripts, diffs between versions, demo transcripts)
     2. mkdocs build --strict -f mkdocs.yml       -> site/     (English)
     3. mkdocs build --strict -f mkdocs.ja.yml    -> site/ja/  (Japanese)
 
 English goes first because building site/ empties it, site/ja/ included.
---site-dir builds into another folder (DIR and DIR/ja), as the tests do.
+--site-dir builds into another folder (DIR and DIR/ja), as the tests do. --offline skips step 0:
+without mermaid in .vendor/ the pages then load it from a CDN, as Material does by default.
 Steps 2 and 3 run in this process, which saves starting Python twice.
 While writing pages, run this once, then `mkdocs serve` (or
 `mkdocs serve -f mkdocs.ja.yml`) for a live preview of one language;
@@ -14,6 +16,7 @@ after editing a script, run it again to regenerate what the pages include.
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -23,13 +26,18 @@ from mkdocs.exceptions import MkDocsException
 from pymdownx.snippets import SnippetMissingError
 
 from docsgen.generated import write_all
+from docsgen.hooks import BUILT_BY_DOCSGEN
+from docsgen.vendor import VendorError, fetch_mermaid
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ["mkdocs.yml", "mkdocs.ja.yml"]
 
 
-def build_site(site_dir: Path | None = None) -> None:
+def build_site(site_dir: Path | None = None, offline: bool = False) -> None:
+    if not offline:
+        fetch_mermaid()
     write_all()
+    os.environ[BUILT_BY_DOCSGEN] = "1"  # docsgen/hooks.py refuses a plain `mkdocs build`
     for name in CONFIGS:
         config = load_config(str(ROOT / name), strict=True)
         if site_dir is not None:  # the same layout, moved: site/ja/ becomes DIR/ja/
@@ -40,14 +48,13 @@ def build_site(site_dir: Path | None = None) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description="Build the docs site, both languages, strictly.")
     parser.add_argument("--site-dir", type=Path, help="build into this folder instead of site/")
+    parser.add_argument("--offline", action="store_true", help="do not fetch mermaid if missing")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(levelname)-7s - %(message)s")
     try:
-        build_site(args.site_dir.resolve() if args.site_dir else None)
-    except (
-        MkDocsException,
-        SnippetMissingError,
-    ) as error:  # strict: any warning aborts; mkdocs named the page
+        build_site(args.site_dir.resolve() if args.site_dir else None, args.offline)
+    except (MkDocsException, SnippetMissingError, VendorError) as error:
+        # strict: any warning aborts; mkdocs named the page
         print(f"docs build failed: {error}", file=sys.stderr)
         return 1
     return 0

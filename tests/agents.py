@@ -10,9 +10,11 @@ import contextlib
 import importlib.util
 import io
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -188,3 +190,16 @@ def fifo_at(path: Path):
     finally:
         done.set()
         helper.join()
+
+
+def press_ctrl_c_once(condition) -> None:
+    """From another thread, as soon as condition() holds: Ctrl-C, as the terminal sends it."""
+
+    def wait_then_press():
+        deadline = time.monotonic() + 20
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)  # let the main thread get into what it does next: reading, sleeping
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=wait_then_press, daemon=True).start()

@@ -1,20 +1,19 @@
 """The scripts as a user runs them: one-shot mode, the REPL, Ctrl-C, and start-up errors.
 
 Each version script is pointed at the scripted server through ANTHROPIC_BASE_URL, exactly as the
-offline demo does. One-shot mode and Ctrl-C run it in a subprocess, end to end; the other tests run
-its main() in this process (run_main), with the same arguments, environment, input and output.
+offline demo does. Each test runs its main() in this process (run_main), with the same arguments,
+environment, input and output as a subprocess would get: the end-to-end runs as a separate process
+are the offline demos (tests/test_readme.py, and every docs build), the README's commands and the
+pseudo-terminal tests (tests/test_terminal.py).
 """
 
-import signal
 import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, results_sent, run_in_process, run_script
+from tests.agents import ROOT, SCRIPTS, press_ctrl_c_once, results_sent, run_in_process
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -36,7 +35,7 @@ def test_one_shot_runs_the_task_and_exits_0(scripted_api, version, tmp_path):
             ]
         }
     )
-    done = run_script(version, "--workdir", str(tmp_path), "write", "a.txt")
+    done = run_main(version, "--workdir", str(tmp_path), "write", "a.txt")
     assert done.returncode == 0, done.stderr
     assert "All done." in done.stdout and (tmp_path / "a.txt").read_text() == "1"
     assert scripted_api.requests[0].body["messages"][0]["content"][0]["text"] == "write a.txt"
@@ -111,24 +110,13 @@ def test_repl_keeps_history_and_quits_on_q(scripted_api, version, tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_mid_tool_returns_to_the_prompt_with_history_intact(scripted_api, version, tmp_path):
     scripted_api.play(SCENARIOS / "slow_command.yaml")
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    proc.stdin.write("run the slow job\n")
-    proc.stdin.flush()
-    deadline = time.monotonic() + 20
-    while not (tmp_path / "started.flag").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)  # wait until the slow command really runs
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate("never mind\nq\n", timeout=20)
-    assert proc.returncode == 0, err
-    assert "interrupted" in err and "Stopped. What next?" in out
+    press_ctrl_c_once(lambda: (tmp_path / "started.flag").exists())  # the slow command runs
+    typed = "run the slow job\nnever mind\nq\n"
+    done = run_main(version, "--workdir", str(tmp_path), input_text=typed)
+    assert done.returncode == 0, done.stderr
+    assert "interrupted" in done.stderr and "Stopped. What next?" in done.stdout
     results = results_sent(scripted_api)
     assert results[0]["is_error"] and results[-1] == {"type": "text", "text": "never mind"}

@@ -2,10 +2,9 @@
 clean.
 
 The page checks read the Markdown and need nothing installed. The build checks run the one build
-command, `python -m docsgen`, once for the module, and look at what it produced. """
+command, `python -m docsgen`, once for the module, and look at what it produced."""
 
 import difflib
-import importlib.util
 import json
 import os
 import re
@@ -16,15 +15,12 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
-
-try:
-    import fcntl  # POSIX: one docs build shared by the pytest-xdist workers
-except ImportError:
-    fcntl = None
+import yaml
 
 from docsgen.generated import SECTION_HEADING, script_sections
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
+from tests.site import SEARCH_CASES
 
 DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
 GENERATED = ROOT / ".generated"
@@ -167,38 +163,6 @@ def test_a_version_keeps_the_sections_of_the_one_before_in_the_same_order(old, n
 # -------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory):
-    """Run the one build command, strict, both languages, into a folder of this test run's own.
-
-    Under pytest-xdist the workers share one build: the first to get here builds while holding a
-    lock, the others wait for it and then read the same site. (docsgen swaps each generated file in
-    whole, so even two builds at once would not read each other's half-written files.) """
-    for package in ("mkdocs", "material", "pymdownx"):
-        if importlib.util.find_spec(package) is None:
-            pytest.skip(f"{package} is not installed (pip install -r requirements-dev.txt)")
-    shared = os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None
-    root = (
-        tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.mktemp("docs")
-    )  # parent: per run
-    site = root / "site"
-    with open(root / "site.lock", "w") as lock:
-        if shared:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (site / "index.html").exists():
-            result = subprocess.run(
-                [sys.executable, "-m", "docsgen", "--site-dir", str(site)],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-            )
-            assert result.returncode == 0, (
-                f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
-            )
-    return site
-
-
 def html_of(site: Path, language: str, page: str) -> str:
     folder = site / "ja" if language == "ja" else site
     url = "" if page == "index.md" else page.removesuffix(".md") + "/"
@@ -220,14 +184,35 @@ def test_the_language_switcher_leads_to_the_same_page(built_site, page):
         assert {other: urljoin(here, href) for other, href in links.items()} == pages
 
 
-def test_japanese_pages_are_marked_japanese_and_searchable_in_japanese(built_site):
+def search_words(separator: str, text: str) -> list[str]:
+    """What the site's search makes of a text, page or query: pieces between the separator's
+    matches, lower-cased, as Material's search splits both (tests/test_browser.py runs the real
+    one in a browser; this needs none)."""
+    return [word.lower() for word in re.split(separator, text) if word]
+
+
+def test_japanese_search_splits_pages_and_queries_alike_so_compounds_are_found(built_site):
+    """Each glossary term, typed without spaces, splits into words that its page has (a query
+    word matches a page word it begins, as Material adds a wildcard)."""
     assert '<html lang="ja"' in html_of(built_site, "ja", "index.md")
     assert '<html lang="en"' in html_of(built_site, "en", "index.md")
     index = json.loads(
         (built_site / "ja" / "search" / "search_index.json").read_text(encoding="utf-8")
     )
-    assert index["config"]["lang"] == ["ja"]  # the browser segments Japanese words before matching
-    assert any("エージェントループ" in doc["text"] for doc in index["docs"])
+    separator = index["config"]["separator"]
+    page_words = {}
+    for doc in index["docs"]:
+        page = doc["location"].split("#")[0]
+        page_words.setdefault(page, set()).update(
+            search_words(separator, f"{doc['title']} {doc['text']}")
+        )
+    for term, page in SEARCH_CASES["ja"]:
+        words = search_words(separator, term)
+        assert len(words) >= 1
+        missing = [w for w in words if not any(have.startswith(w) for have in page_words[page])]
+        assert not missing, f"{term!r} is split into {words}; {page} lacks {missing}"
+    # Split where the script changes, not only at spaces: a compound is more than one word.
+    assert search_words(separator, "コンテキスト予算") == ["コンテキスト", "予算"]
 
 
 def code_blocks(html: str) -> list[list[str]]:
@@ -261,3 +246,37 @@ def test_the_generated_diff_is_the_diff_of_the_current_files(built_site, old, ne
             assert [line.rstrip() for line in expected.splitlines()] in shown, (
                 f"{language}/{page} shows another diff"
             )
+
+
+def test_the_publishing_workflow_builds_with_the_readmes_command_on_every_push_to_main():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "docs.yml").read_text())
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert triggers["push"]["branches"] == ["main"]
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    commands = [step["run"] for step in steps if "run" in step]
+    assert "python -m docsgen" in commands
+    for readme in ("README.md", "README_ja.md"):
+        assert "`python -m docsgen`" in (ROOT / readme).read_text(encoding="utf-8")
+    uploads = [step for step in steps if step.get("uses", "").startswith("actions/upload-pages")]
+    assert [step["with"]["path"] for step in uploads] == ["site"]
+    assert any(step.get("uses", "").startswith("actions/deploy-pages") for step in steps)
+
+
+def test_a_plain_mkdocs_build_stops_with_one_line_and_deletes_nothing(tmp_path):
+    site = tmp_path / "site"
+    (site / "ja").mkdir(parents=True)
+    (site / "ja" / "index.html").write_text("the Japanese site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={
+            **{key: value for key, value in os.environ.items() if key != "BUILT_BY_DOCSGEN"},
+            "NO_MKDOCS_2_WARNING": "1",
+        },
+    )
+    said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode != 0 and len(said) == 1, said
+    assert "python -m docsgen" in said[0]
+    assert (site / "ja" / "index.html").read_text() == "the Japanese site"

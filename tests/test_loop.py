@@ -4,15 +4,13 @@ Every version has this loop, so every test runs against every version script. Th
 checks each request against the API's rules; a test fails on any violation even if it asserts
 nothing."""
 
-import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
+
+from tests.agents import press_ctrl_c_once
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -202,19 +200,6 @@ def test_user_messages_join_an_unanswered_user_turn(agent, text):
     ]
     agent.add_user_message(history, text)
     assert len(history) == 1 and history[0]["content"][-1] == {"type": "text", "text": text}
-
-
-def press_ctrl_c_once(condition) -> None:
-    """From another thread, as soon as condition() holds: Ctrl-C, as the terminal sends it."""
-
-    def wait_then_press():
-        deadline = time.monotonic() + 20
-        while not condition() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.05)  # let the main thread get into what it does next: reading, sleeping
-        os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=wait_then_press, daemon=True).start()
 
 
 LONG_TEXT = "This answer streams in many small pieces, and the user stops it halfway through."

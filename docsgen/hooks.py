@@ -1,0 +1,47 @@
+"""mkdocs hooks for both sites (mkdocs.yml names this file under `hooks:`; mkdocs.ja.yml inherits).
+
+- A plain `mkdocs build` stops with one line: it would build English only and, since mkdocs empties
+  its site folder first, delete site/ja. `python -m docsgen` builds both (it sets BUILT_BY_DOCSGEN).
+  `mkdocs serve` is fine: it builds into a folder of its own.
+- The Japanese site lives under the English one: its site_url and edit links are the English ones
+  with ja/ and docs_ja/, so the published address is written once, in mkdocs.yml.
+- Each language switch target gets an absolute `url` (for the <head> links, overrides/main.html).
+- mermaid is served from the site (see docsgen/vendor.py), when it has been fetched.
+"""
+
+import os
+from urllib.parse import urljoin
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import Abort
+from mkdocs.structure.files import File, Files
+
+from docsgen.vendor import MERMAID_JS
+
+BUILT_BY_DOCSGEN = "BUILT_BY_DOCSGEN"
+MERMAID_URL = "assets/javascripts/mermaid.min.js"
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    if command in ("build", "gh-deploy") and not os.environ.get(BUILT_BY_DOCSGEN):
+        raise Abort(
+            "build the site with `python -m docsgen`: it makes the generated pages first and builds"
+            " both languages (a plain `mkdocs build` would delete site/ja)"
+        )
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    if config.theme["language"] == "ja":
+        config.site_url = f"{config.site_url}ja/"
+        config.edit_uri = config.edit_uri.replace("docs_en/", "docs_ja/")
+    for alternate in config.extra["alternate"]:
+        alternate["url"] = urljoin(config.site_url, alternate["link"])
+    if MERMAID_JS.exists():  # overrides/main.html loads it before Material's bundle
+        config.extra["mermaid_url"] = MERMAID_URL
+    return config
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    if MERMAID_JS.exists():
+        files.append(File.generated(config, MERMAID_URL, abs_src_path=str(MERMAID_JS)))
+    return files

@@ -1,0 +1,168 @@
+"""The docs site in a real browser, offline: headless Chromium (Debian's package) driven by
+Playwright, every request that leaves 127.0.0.1 blocked, as a reader on a train sees the site.
+
+The site is the one test build (tests/site.py), served under the path it is published at. The tests
+skip, saying why, where Playwright or Chromium is missing; .ci/run installs both.
+"""
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.site import PAGES_EN, SEARCH_CASES
+
+playwright_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="Playwright is not installed (pip install -r requirements-dev.txt)",
+)
+
+# Requests a page may try and go without: GitHub's API for the repository's stars in the header,
+# and the published sitemap, which Material reads to match pages across languages.
+OPTIONAL_HOSTS = {"api.github.com", "how-coding-agents-work.github.io"}
+PAGE_PATHS = ["" if page == "index.md" else page.removesuffix(".md") + "/" for page in PAGES_EN]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium here (Debian: apt-get install chromium; .ci/run installs it)")
+    with playwright_api.sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=chromium)
+        except playwright_api.Error as error:
+            pytest.skip(f"Chromium does not start here: {str(error).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+class OfflineTab:
+    """One browser tab with the network cut off: what it tried to reach, and its errors."""
+
+    def __init__(self, browser, empty_search_of: Path | None = None) -> None:
+        self.empty_search_of = empty_search_of  # a built site: serve its search with no pages
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.blocked_hosts: set[str] = set()
+        self.errors: list[str] = []
+        self.context.route("**/*", self._only_loopback)
+        self.page = self.context.new_page()
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _only_loopback(self, route) -> None:
+        host = urlsplit(route.request.url).hostname
+        if host != "127.0.0.1":
+            self.blocked_hosts.add(host)
+            route.abort()
+        elif self.empty_search_of and route.request.url.endswith("/search_index.json"):
+            route.fulfill(json=empty_search_index(self.empty_search_of, route.request.url))
+        else:
+            route.continue_()
+
+    def open(self, url: str) -> None:
+        self.page.goto(url, wait_until="load")
+
+
+def empty_search_index(site: Path, url: str) -> dict:
+    """The site's search settings with no pages: a tab that is not searching then spends no time
+    (about half a second of CPU a page) building the index, and search still starts as usual."""
+    language = "ja/" if "/ja/search/" in url else ""
+    index = json.loads((site / language / "search" / "search_index.json").read_text())
+    return {"config": index["config"], "docs": []}
+
+
+@pytest.fixture
+def tab(browser) -> Iterator[OfflineTab]:
+    opened = OfflineTab(browser)
+    yield opened
+    opened.context.close()
+
+
+@pytest.fixture
+def tab_not_searching(browser, built_site) -> Iterator[OfflineTab]:
+    opened = OfflineTab(browser, empty_search_of=built_site)
+    yield opened
+    opened.context.close()
+
+
+DIAGRAMS_DRAWN = """() => {
+    const blocks = [...document.querySelectorAll('.mermaid')];
+    return blocks.length > 0 && blocks.every(
+        (block) => block.tagName === 'DIV' && block.getBoundingClientRect().height > 50);
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_every_page_loads_offline_draws_its_diagrams_and_raises_no_error(
+    tab_not_searching, served_site, built_site, language
+):
+    tab = tab_not_searching
+    if not (built_site / "assets" / "javascripts" / "mermaid.min.js").exists():
+        pytest.skip("mermaid was not fetched: run `python -m docsgen.vendor` (.ci/run does)")
+    here, there = served_site, served_site + "ja/"
+    if language == "ja":
+        here, there = there, here
+    other = "en" if language == "ja" else "ja"
+    for path in PAGE_PATHS:
+        tab.open(here + path)
+        if tab.page.locator(".mermaid").count() > 0:
+            tab.page.wait_for_function(DIAGRAMS_DRAWN, timeout=15_000)
+        text = tab.page.inner_text("article")
+        assert "sequenceDiagram" not in text and "flowchart" not in text, f"raw diagram on {path}"
+        assert tab.errors == [], f"{language}/{path}: {tab.errors}"
+        switch = tab.page.locator(f"a.md-select__link[hreflang={other}]")
+        assert switch.evaluate("(link) => link.href") == there + path  # the same page, other side
+    assert tab.blocked_hosts <= OPTIONAL_HOSTS, tab.blocked_hosts
+
+
+def search(tab: OfflineTab, query: str) -> list[str]:
+    """Type a query as a reader does and return the page paths of the results, in order."""
+    box = tab.page.locator("input.md-search__input")
+    box.focus()
+    box.fill("")
+    tab.page.keyboard.press("End")  # an empty box: the prompt to type comes back
+    tab.page.wait_for_function(f"() => {NO_RESULTS_SHOWN}")
+    tab.page.keyboard.insert_text(query)  # as an input method hands over a finished word
+    tab.page.keyboard.press("End")
+    tab.page.wait_for_function(f"() => !({NO_RESULTS_SHOWN})")  # the count of results, or none
+    links = tab.page.eval_on_selector_all(
+        ".md-search-result__item > a", "(links) => links.map((link) => link.href)"
+    )
+    return [urlsplit(link).path for link in links]
+
+
+# Before a query (and while the index is built) the result list is empty and its heading is the
+# prompt to type; after one, the heading counts the results, or says there are none.
+NO_RESULTS_SHOWN = (
+    "document.querySelectorAll('.md-search-result__item').length === 0"
+    " && !/\\d|No matching|見つかりませんでした/.test("
+    "document.querySelector('.md-search-result__meta').textContent)"
+)
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_search_finds_the_page_of_each_glossary_term(tab, served_site, language):
+    base = served_site + ("ja/" if language == "ja" else "")
+    tab.open(base)
+    missed = []
+    for term, page in SEARCH_CASES[language]:
+        found = search(tab, term)
+        expected = urlsplit(base + page).path
+        if expected not in found:
+            missed.append(f"{term!r} did not find {page or 'the home page'}: {found[:5]}")
+    assert not missed, "\n".join(missed)
+    assert tab.errors == []
+
+
+def test_the_language_switch_lands_on_the_same_page_even_from_the_404_page(tab, served_site):
+    """Every page's switch was checked above; here it is followed, from the page that knows its
+    address only in the browser: the Japanese 404 page, at an address that does not exist."""
+    tab.open(served_site + "ja/no-such-page/?q=1")
+    assert tab.page.locator("html").get_attribute("lang") == "ja"
+    tab.page.locator("a.md-select__link[hreflang=en]").dispatch_event("click")
+    tab.page.wait_for_url(served_site + "no-such-page/?q=1")
+    assert tab.page.locator("html").get_attribute("lang") == "en"  # the English 404 page
+    assert tab.errors == []
