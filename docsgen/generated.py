@@ -8,6 +8,7 @@ repository root:
     --8<-- "sections/v1_basic/loop.py"   one section of v1_basic.py (see below)
     --8<-- "diffs/v1-to-v2.diff"         unified diff of v1_basic.py -> v2_planning.py
     --8<-- "transcripts/v1.txt"          what `python -m scripted.demo v1` prints
+    {{ hygiene.delegated }}              a number (numbers.json; see docsgen/numbers.py)
 
 A section of a script starts at a heading comment such as
 `# -- loop -- the agent loop` and runs to the next one (the last, to the end of
@@ -21,18 +22,23 @@ runs with check_paths: true.
 """
 
 import difflib
+import itertools
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from docsgen.numbers import hygiene_sizes, page_numbers
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS
 
 GENERATED = ROOT / ".generated"
+NUMBERS = GENERATED / "numbers.json"  # what the pages quote as {{ name }}: docsgen/numbers.py
 # `# -- loop -- the agent loop` starts the section "loop"; `# -- plumbing/files -- ...` starts
 # "plumbing/files", a part of the plumbing, written to sections/<script>/plumbing/files.py
 SECTION_HEADING = re.compile(r"^# -- ([a-z_]+(?:/[a-z_]+)?) -- ")
@@ -94,24 +100,63 @@ def diff_path(old: str, new: str) -> Path:
 
 
 def demo_transcript(version: str) -> str:
-    """Run the offline demo and return what a terminal would show, command line included."""
+    """Run the offline demo and return what a terminal would show, command line included, made
+    the same on every build (see steady)."""
     # Not a tty, so the scripts print no colours; NO_COLOR says so to anything that asks anyway.
     env = {**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
-    result = subprocess.run(
-        [sys.executable, "-m", "scripted.demo", version],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # as a terminal interleaves them
-        text=True,
-        encoding="utf-8",
-        timeout=300,
-    )
+    with tempfile.TemporaryDirectory(prefix=f"agent-demo-{version}-") as workdir:
+        result = subprocess.run(
+            [sys.executable, "-m", "scripted.demo", version, "--workdir", workdir],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # as a terminal interleaves them
+            text=True,
+            encoding="utf-8",
+            timeout=300,
+        )
     if result.returncode != 0:
         raise RuntimeError(
             f"`python -m scripted.demo {version}` exited with {result.returncode}:\n{result.stdout}"
         )
-    return f"$ python -m scripted.demo {version}\n{result.stdout}"
+    output = result.stdout.replace(str(Path(workdir).resolve()), f"/tmp/agent-demo-{version}")
+    return f"$ python -m scripted.demo {version}\n{steady(output)}"
+
+
+# A subagent's status line ends with its tool count and time: `done (2 tools, 0.4 s)`.
+ELAPSED = re.compile(r"(\(\d+ tools?), \d+\.\d s\)")
+# The lines the threads of parallel subagents print as they start: their Task call and status line.
+STARTING = re.compile(r"^(> Task |\[\w+\] .* … started$)")
+
+
+def steady(output: str) -> str:
+    """The demo's output, the same on every run, so two builds make the same pages. Three things
+    vary with the machine and are evened out: the random work folder (replaced by the caller), a
+    subagent's time (shown as n.n s), and the order in which parallel subagents' threads print
+    their first two lines (put in a fixed order: each Task call, then its status line)."""
+    lines = [ELAPSED.sub(r"\1, n.n s)", line) for line in output.splitlines()]
+    steady_lines = []
+    while lines:
+        run = list(itertools.takewhile(lambda line: STARTING.match(line), lines))
+        if not run:
+            steady_lines.append(lines.pop(0))
+            continue
+        del lines[: len(run)]
+        steady_lines += sorted(run, key=lambda line: (starting_order(line, run), line))
+    return "\n".join(steady_lines) + "\n"
+
+
+def starting_order(line: str, run: list[str]) -> int:
+    """Where a line goes among the starting lines: Task calls in the order of their texts, each
+    status line right after the call with its description."""
+    calls = sorted(other for other in run if other.startswith("> Task "))
+    for number, call in enumerate(calls):
+        description = re.search(r'"description": "([^"]*)"', call)
+        if line == call:
+            return 2 * number
+        if description and line.split("] ", 1)[-1].startswith(description[1]):
+            return 2 * number + 1
+    return 2 * len(calls)
 
 
 def demo_versions() -> list[str]:
@@ -142,11 +187,13 @@ def expected_files() -> dict[Path, str]:
     for old, new in diff_pairs():
         files[diff_path(old, new)] = version_diff(ROOT / VERSIONS[old], ROOT / VERSIONS[new])
     versions = demo_versions()
-    with (
-        ThreadPoolExecutor() as pool
-    ):  # each demo is a separate process, so they can run side by side
-        for version, transcript in zip(versions, pool.map(demo_transcript, versions), strict=True):
-            files[transcript_path(version)] = transcript
+    # Each demo, and the benchmark the pages quote, is a separate process: they run side by side.
+    with ThreadPoolExecutor() as pool:
+        hygiene = pool.submit(hygiene_sizes)
+        transcripts = dict(zip(versions, pool.map(demo_transcript, versions), strict=True))
+    for version, transcript in transcripts.items():
+        files[transcript_path(version)] = transcript
+    files[NUMBERS] = json.dumps(page_numbers(hygiene.result(), transcripts), indent=2) + "\n"
     return files
 
 

@@ -7,16 +7,21 @@
   with ja/ and docs_ja/, so the published address is written once, in mkdocs.yml.
 - Each language switch target gets an absolute `url` (for the <head> links, overrides/main.html).
 - mermaid is served from the site (see docsgen/vendor.py), when it has been fetched.
+- `{{ name }}` on a page becomes the number docsgen made for it (docsgen/numbers.py).
 """
 
+import json
 import os
 from urllib.parse import urljoin
 
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import Abort
+from mkdocs.exceptions import Abort, PluginError
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
+from docsgen.numbers import fill_in
 from docsgen.vendor import MERMAID_JS
+from scripted import ROOT
 
 BUILT_BY_DOCSGEN = "BUILT_BY_DOCSGEN"
 MERMAID_URL = "assets/javascripts/mermaid.min.js"
@@ -45,3 +50,16 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     if MERMAID_JS.exists():
         files.append(File.generated(config, MERMAID_URL, abs_src_path=str(MERMAID_JS)))
     return files
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    numbers_file = ROOT / ".generated" / "numbers.json"
+    if "{{ " not in markdown:
+        return markdown
+    if not numbers_file.exists():
+        raise PluginError("the pages quote numbers that `python -m docsgen` makes: run it first")
+    numbers = json.loads(numbers_file.read_text(encoding="utf-8"))
+    try:
+        return fill_in(markdown, numbers, page.file.src_uri)
+    except KeyError as error:
+        raise PluginError(error.args[0]) from None

@@ -4,6 +4,7 @@ clean.
 The page checks read the Markdown and need nothing installed. The build checks run the one build
 command, `python -m docsgen`, once for the module, and look at what it produced."""
 
+import ast
 import difflib
 import json
 import os
@@ -17,7 +18,8 @@ from urllib.parse import urljoin
 import pytest
 import yaml
 
-from docsgen.generated import SECTION_HEADING, script_sections
+from docsgen.generated import SECTION_HEADING, script_sections, steady
+from docsgen.numbers import PLACEHOLDER
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
 from tests.site import SEARCH_CASES
@@ -280,3 +282,71 @@ def test_a_plain_mkdocs_build_stops_with_one_line_and_deletes_nothing(tmp_path):
     assert done.returncode != 0 and len(said) == 1, said
     assert "python -m docsgen" in said[0]
     assert (site / "ja" / "index.html").read_text() == "the Japanese site"
+
+
+# -- numbers and transcripts: made by the build, the same on every build
+# -------------------------------------------------------------------------------------------------
+
+QUOTED_FIGURE = re.compile(r"\b\d{1,3}(?:,\d{3})+\b|\b\d+\.\d+\b")  # 4,941 or 0.049, not 20 or v3
+
+
+def test_figures_in_the_v3_chapter_are_made_by_the_build_not_typed():
+    """The chapter's sizes, ratios, token counts and times are {{ placeholders }}; a figure such as
+    4,939 or 1.09 typed into the prose would drift from what the code produces."""
+    for language in DOCS:
+        prose, _ = split_fences(read_page(language, "v3.md"))
+        typed = [
+            figure
+            for line in prose
+            if "{{" not in line or QUOTED_FIGURE.search(PLACEHOLDER.sub("", line))
+            for figure in QUOTED_FIGURE.findall(PLACEHOLDER.sub("", line))
+        ]
+        # the one example of a finished status line is a format, not a measurement
+        assert [figure for figure in typed if figure != "0.5"] == [], (language, typed)
+
+
+def test_the_quoted_numbers_are_what_the_code_and_the_demo_produce(built_site):
+    numbers = json.loads((GENERATED / "numbers.json").read_text(encoding="utf-8"))
+    transcript = (GENERATED / "transcripts" / "v3.txt").read_text(encoding="utf-8")
+    first, second = re.findall(r"^  \[tokens: in ([\d,]+),", transcript, re.M)[:2]
+    assert (numbers["v3.demo_tokens_in_first"], numbers["v3.demo_tokens_in_second"]) == (
+        first,
+        second,
+    )
+    assert numbers["v3.progress_tick"] == str(
+        ast.literal_eval(
+            re.search(r"^PROGRESS_TICK = ([\d.]+)", (ROOT / SCRIPTS[2]).read_text(), re.M)[1]
+        )
+    )
+    ratio = int(numbers["hygiene.delegated"].replace(",", "")) / int(
+        numbers["hygiene.inline"].replace(",", "")
+    )
+    assert numbers["hygiene.ratio"] == f"{ratio:.3f}"
+    page = html_of(built_site, "en", "v3.md")
+    assert f"from {first} to {second}" in page and f"{numbers['hygiene.delegated']} bytes" in page
+
+
+def test_a_transcript_is_the_same_whatever_the_threads_and_the_clock_did():
+    ran_once = (
+        '> Task {"description": "b"}\n[explore] b … started\n> Task {"description": "a"}\n'
+        "[explore] a … started\n[explore] a done (2 tools, 0.3 s)\n"
+    )
+    ran_again = (
+        '> Task {"description": "a"}\n> Task {"description": "b"}\n[explore] b … started\n'
+        "[explore] a … started\n[explore] a done (2 tools, 0.7 s)\n"
+    )
+    assert steady(ran_once) == steady(ran_again)
+    assert steady(ran_once).splitlines() == [
+        '> Task {"description": "a"}',
+        "[explore] a … started",
+        '> Task {"description": "b"}',
+        "[explore] b … started",
+        "[explore] a done (2 tools, n.n s)",
+    ]
+
+
+def test_the_built_transcripts_hold_no_temporary_folder_and_no_clock(built_site):
+    for transcript in (GENERATED / "transcripts").glob("*.txt"):
+        text = transcript.read_text(encoding="utf-8")
+        assert not re.search(r"agent-demo-v\d-\w", text), transcript.name  # a random folder name
+        assert not re.search(r"tools?, \d+\.\d s\)", text), transcript.name

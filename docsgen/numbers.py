@@ -1,0 +1,108 @@
+"""The numbers the pages quote, made on every build: a page writes `{{ hygiene.delegated }}` and
+docsgen/hooks.py puts the number there. No number that comes from the code is typed on a page.
+
+    constants of the scripts and benchmarks   read from their source (ast), never run; every
+                                              number constant of a script is there, by name:
+                                              {{ v3.REPORT_BUDGET }} is v3_subagents.py's
+    the context-hygiene benchmark             run (`bench/context_hygiene.py --json`); its sizes
+                                              do not depend on the machine
+    the demo transcripts                      token counts read off what the build just ran
+
+Times are not here: they depend on the machine, so the pages say how to measure them instead.
+An unknown name on a page stops the build, naming the page and the name.
+"""
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from scripted import ROOT, SCRIPTS
+
+PLACEHOLDER = re.compile(r"\{\{ ([a-z0-9_.]+) \}\}")
+TOKENS_IN = re.compile(r"^  \[tokens: in ([\d,]+),")
+
+
+def constant(path: Path, name: str) -> object:
+    """The value of a module-level `NAME = literal` in a file, read without running it."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    raise KeyError(f"{path.name} has no constant {name}")
+
+
+def number_constants(path: Path) -> dict[str, object]:
+    """Every module-level `NAME = number` of a file (30_000, 0.2), read without running it."""
+    found = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            name = getattr(node.targets[0], "id", "")
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            if name.isupper() and type(value) in (int, float):
+                found[name] = value
+    return found
+
+
+def as_shown(value: object) -> str:
+    """A number as the pages write it: 30,000 and 0.2."""
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def hygiene_sizes() -> dict:
+    """Run the context-hygiene benchmark; the largest main-agent request, inline and delegated."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "context_hygiene.py"), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench/context_hygiene.py --json failed:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def main_agent_tokens_in(transcript: str) -> list[int]:
+    """The main agent's `tokens: in` counts, in order, as the transcript shows them."""
+    found = [TOKENS_IN.match(line) for line in transcript.splitlines()]
+    return [int(match[1].replace(",", "")) for match in found if match]
+
+
+def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
+    """Every number a page may quote, by name, already written as the page shows it."""
+    v3 = ROOT / "v3_subagents.py"
+    numbers = {
+        "hygiene.inline": f"{hygiene['inline']:,}",
+        "hygiene.delegated": f"{hygiene['delegated']:,}",
+        "hygiene.ratio": f"{hygiene['delegated'] / hygiene['inline']:.3f}",
+        "hygiene.target": f"{constant(ROOT / 'bench' / 'context_hygiene.py', 'TARGET_RATIO'):.2f}",
+        "hygiene.files": str(constant(ROOT / "bench" / "context_hygiene.py", "FILES")),
+        "parallel.latency": str(constant(ROOT / "bench" / "parallel.py", "LATENCY")),
+        "parallel.target": str(constant(ROOT / "bench" / "parallel.py", "TARGET_RATIO")),
+        "v3.progress_tick": str(constant(v3, "PROGRESS_TICK")),
+    }
+    for version, script in SCRIPTS.items():
+        if (ROOT / script).exists():
+            for name, value in number_constants(ROOT / script).items():
+                numbers[f"{version}.{name}"] = as_shown(value)
+    if "v3" in transcripts:
+        first, second = main_agent_tokens_in(transcripts["v3"])[:2]
+        numbers["v3.demo_tokens_in_first"] = f"{first:,}"
+        numbers["v3.demo_tokens_in_second"] = f"{second:,}"
+    return numbers
+
+
+def fill_in(markdown: str, numbers: dict[str, str], page: str) -> str:
+    """The page with each `{{ name }}` replaced by its number; a KeyError names what is unknown."""
+
+    def number(match: re.Match) -> str:
+        if match[1] not in numbers:
+            raise KeyError(f"{page} quotes {{{{ {match[1]} }}}}, which docsgen/numbers.py lacks")
+        return numbers[match[1]]
+
+    return PLACEHOLDER.sub(number, markdown)
