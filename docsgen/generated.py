@@ -63,6 +63,19 @@ def script_sections(script: Path) -> dict[str, str]:
     return {name: "\n".join(lines).strip("\n") + "\n" for name, lines in sections.items()}
 
 
+def section_first_lines(script: Path) -> dict[str, int]:
+    """The line number in the script of each section's first line as shown (blank lines after its
+    heading are trimmed), so a page can number the lines as the file does."""
+    first_lines = {}
+    current = None
+    for number, line in enumerate(script.read_text(encoding="utf-8").splitlines(), start=1):
+        if heading := SECTION_HEADING.match(line):
+            current = heading[1]
+        elif current is not None and current not in first_lines and line.strip():
+            first_lines[current] = number
+    return first_lines
+
+
 def section_path(script: str, name: str) -> Path:
     return GENERATED / "sections" / Path(script).stem / f"{name}.py"
 
@@ -193,7 +206,12 @@ def expected_files() -> dict[Path, str]:
         transcripts = dict(zip(versions, pool.map(demo_transcript, versions), strict=True))
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
-    files[NUMBERS] = json.dumps(page_numbers(hygiene.result(), transcripts), indent=2) + "\n"
+    numbers = page_numbers(hygiene.result(), transcripts)
+    for script in VERSIONS.values():
+        if (ROOT / script).exists():
+            for name, first in section_first_lines(ROOT / script).items():
+                numbers[f"lines.{Path(script).stem}/{name}"] = str(first)
+    files[NUMBERS] = json.dumps(numbers, indent=2) + "\n"
     return files
 
 

@@ -8,10 +8,12 @@
 - Each language switch target gets an absolute `url` (for the <head> links, overrides/main.html).
 - mermaid is served from the site (see docsgen/vendor.py), when it has been fetched.
 - `{{ name }}` on a page becomes the number docsgen made for it (docsgen/numbers.py).
+- A code block that shows a section of a script numbers its lines as the file does.
 """
 
 import json
 import os
+import re
 from urllib.parse import urljoin
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -24,6 +26,8 @@ from docsgen.vendor import MERMAID_JS
 from scripted import ROOT
 
 BUILT_BY_DOCSGEN = "BUILT_BY_DOCSGEN"
+# ```python title="v1_basic.py"  followed by  --8<-- "sections/v1_basic/loop.py"
+SECTION_BLOCK = re.compile(r'^( *```python[^\n]*?)(\n *--8<-- "sections/([\w/]+)\.py")', re.M)
 MERMAID_URL = "assets/javascripts/mermaid.min.js"
 
 
@@ -54,11 +58,14 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     numbers_file = ROOT / ".generated" / "numbers.json"
-    if "{{ " not in markdown:
+    if "{{ " not in markdown and "sections/" not in markdown:
         return markdown
     if not numbers_file.exists():
         raise PluginError("the pages quote numbers that `python -m docsgen` makes: run it first")
     numbers = json.loads(numbers_file.read_text(encoding="utf-8"))
+    markdown = SECTION_BLOCK.sub(
+        lambda block: f'{block[1]} linenums="{numbers[f"lines.{block[3]}"]}"{block[2]}', markdown
+    )
     try:
         return fill_in(markdown, numbers, page.file.src_uri)
     except KeyError as error:

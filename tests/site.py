@@ -5,20 +5,16 @@ serves that build over HTTP on 127.0.0.1 under the path it has when published, a
 serves it (/<repository>/ and /<repository>/ja/), missing pages answered by the 404 page.
 """
 
-import functools
-import http.server
 import importlib.util
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-import yaml
 
+from docsgen.serve import serving
 from scripted import ROOT
 
 PAGES_EN = sorted(
@@ -111,49 +107,8 @@ def built_site(tmp_path_factory) -> Path:
     return site
 
 
-def published_root() -> str:
-    """The path the English site has when published, e.g. "/how-coding-agents-work/"."""
-    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    site_url = next(line for line in config.splitlines() if line.startswith("site_url:"))
-    return urlsplit(yaml.safe_load(site_url)["site_url"]).path
-
-
-class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Files of the built site under the published root; anything else gets the 404 page of the
-    language its address is in, with status 404, as GitHub Pages answers."""
-
-    def __init__(self, *args, site: Path, root: str, **kwargs) -> None:
-        self.site, self.root = site, root
-        super().__init__(*args, directory=str(site), **kwargs)
-
-    def translate_path(self, path: str) -> str:
-        path = urlsplit(path).path
-        if not path.startswith(self.root):
-            return str(self.site / "missing")
-        return super().translate_path("/" + path[len(self.root) :])
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None):
-        if code != 404:
-            return super().send_error(code, message, explain)
-        language = "ja/" if urlsplit(self.path).path.startswith(self.root + "ja/") else ""
-        body = (self.site / language / "404.html").read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args) -> None:
-        pass
-
-
 @pytest.fixture(scope="session")
 def served_site(built_site: Path) -> Iterator[str]:
     """The base address of the English site, e.g. http://127.0.0.1:PORT/how-coding-agents-work/."""
-    root = published_root()
-    handler = functools.partial(SiteHandler, site=built_site, root=root)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}{root}"
-    server.shutdown()
-    server.server_close()
+    with serving(built_site) as base:
+        yield base

@@ -95,8 +95,22 @@ DIAGRAMS_DRAWN = """() => {
 }"""
 
 
+# The first line of each code block made of lines a script may have (100 characters, and one more
+# for a diff's +/-) that does not fit the column at the tab's width (1280 px) and would scroll.
+CODE_THAT_SCROLLS = """() => [...document.querySelectorAll('.md-typeset pre > code')]
+    .filter((code) => Math.max(...code.innerText.split('\\n').map((line) => line.length)) <= 101)
+    .filter((code) => code.scrollWidth > code.clientWidth + 1)
+    .map((code) => code.innerText.split('\\n')[0])"""
+
+
+# Added and removed lines of a diff whose colour stops where their text stops.
+DIFF_LINES_NOT_FULL_WIDTH = """() => [...document.querySelectorAll('.highlight :is(.gi, .gd)')]
+    .filter((line) => line.getBoundingClientRect().width
+        < line.closest('code').clientWidth * 0.95).length"""
+
+
 @pytest.mark.parametrize("language", ["en", "ja"])
-def test_every_page_loads_offline_draws_its_diagrams_and_raises_no_error(
+def test_every_page_loads_offline_draws_its_diagrams_fits_its_code_and_raises_no_error(
     tab_not_searching, served_site, built_site, language
 ):
     tab = tab_not_searching
@@ -113,6 +127,9 @@ def test_every_page_loads_offline_draws_its_diagrams_and_raises_no_error(
         text = tab.page.inner_text("article")
         assert "sequenceDiagram" not in text and "flowchart" not in text, f"raw diagram on {path}"
         assert tab.errors == [], f"{language}/{path}: {tab.errors}"
+        assert tab.page.evaluate(DIFF_LINES_NOT_FULL_WIDTH) == 0, f"{language}/{path}"
+        too_wide = tab.page.evaluate(CODE_THAT_SCROLLS)
+        assert too_wide == [], f"{language}/{path}: code that scrolls sideways: {too_wide}"
         switch = tab.page.locator(f"a.md-select__link[hreflang={other}]")
         assert switch.evaluate("(link) => link.href") == there + path  # the same page, other side
     assert tab.blocked_hosts <= OPTIONAL_HOSTS, tab.blocked_hosts

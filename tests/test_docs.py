@@ -350,3 +350,11 @@ def test_the_built_transcripts_hold_no_temporary_folder_and_no_clock(built_site)
         text = transcript.read_text(encoding="utf-8")
         assert not re.search(r"agent-demo-v\d-\w", text), transcript.name  # a random folder name
         assert not re.search(r"tools?, \d+\.\d s\)", text), transcript.name
+
+
+def test_a_section_shown_on_a_page_numbers_its_lines_as_the_file_does(built_site):
+    page = html_of(built_site, "en", "v1.md")
+    at = page.index('<span class="nf">agent_loop</span>')
+    shown = re.findall(r'id="__codelineno-\d+-(\d+)"', page[:at])[-1]
+    lines = (ROOT / "v1_basic.py").read_text(encoding="utf-8").splitlines()
+    assert lines[int(shown) - 1].startswith("def agent_loop(")
