@@ -23,6 +23,7 @@ from scripted import ROOT, SCRIPTS
 
 PLACEHOLDER = re.compile(r"\{\{ ([a-z0-9_.]+) \}\}")
 TOKENS_IN = re.compile(r"^  \[tokens: in ([\d,]+),")
+CACHE_READ = re.compile(r"cache read ([\d,]+)\]")
 
 
 def constant(path: Path, name: str) -> object:
@@ -51,6 +52,44 @@ def number_constants(path: Path) -> dict[str, object]:
 def as_shown(value: object) -> str:
     """A number as the pages write it: 30,000 and 0.2."""
     return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+# -- the size of a script, as cloc counts code (tests/test_lesson.py holds the scripts to it) --
+PLUMBING_HEADING = "# -- plumbing -- "
+
+
+def code_lines(source: str) -> list[int]:
+    """The numbers of the lines that are code: not blank, not only a comment, not a docstring."""
+    docstring_lines = set()
+    for node in ast.walk(ast.parse(source)):
+        kinds = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+        if isinstance(node, kinds) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                if isinstance(first.value.value, str):
+                    docstring_lines.update(range(first.lineno, first.end_lineno + 1))
+    numbers = []
+    for number, line in enumerate(source.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#") and number not in docstring_lines:
+            numbers.append(number)
+    return numbers
+
+
+def plumbing_line(source: str) -> int:
+    """The line number of the plumbing heading; a ValueError if there is not exactly one."""
+    numbers = [
+        number
+        for number, line in enumerate(source.splitlines(), 1)
+        if line.startswith(PLUMBING_HEADING)
+    ]
+    if len(numbers) != 1:
+        raise ValueError(f"expected one {PLUMBING_HEADING!r} heading, found {len(numbers)}")
+    return numbers[0]
+
+
+def lesson_code_lines(source: str) -> int:
+    fence = plumbing_line(source)
+    return len([number for number in code_lines(source) if number < fence])
 
 
 def hygiene_sizes() -> dict:
@@ -90,6 +129,15 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
         if (ROOT / script).exists():
             for name, value in number_constants(ROOT / script).items():
                 numbers[f"{version}.{name}"] = as_shown(value)
+            source = (ROOT / script).read_text(encoding="utf-8")
+            numbers[f"{version}.lines"] = as_shown(len(source.splitlines()))
+            numbers[f"{version}.code_lines"] = as_shown(len(code_lines(source)))
+            numbers[f"{version}.lesson_code_lines"] = as_shown(lesson_code_lines(source))
+    skill_files = [path for path in (ROOT / "skills").rglob("*") if path.is_file()]
+    characters = sum(len(path.read_text(encoding="utf-8")) for path in skill_files)
+    numbers["skills.characters"] = as_shown(round(characters, -2))  # "about 8,600"
+    if "v4" in transcripts:
+        numbers["v4.demo_cache_read"] = CACHE_READ.findall(transcripts["v4"])[-1]
     if "v3" in transcripts:
         first, second = main_agent_tokens_in(transcripts["v3"])[:2]
         numbers["v3.demo_tokens_in_first"] = f"{first:,}"

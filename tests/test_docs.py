@@ -358,3 +358,39 @@ def test_a_section_shown_on_a_page_numbers_its_lines_as_the_file_does(built_site
     shown = re.findall(r'id="__codelineno-\d+-(\d+)"', page[:at])[-1]
     lines = (ROOT / "v1_basic.py").read_text(encoding="utf-8").splitlines()
     assert lines[int(shown) - 1].startswith("def agent_loop(")
+
+
+def about(text: str, before: str) -> int:
+    """The number a page gives as `about N` just before some words."""
+    return int(re.search(rf"about ([\d,]+) {before}", text)[1].replace(",", ""))
+
+
+def test_sizes_the_v4_chapter_states_in_prose_are_those_of_the_skills(agent_v4_catalogue):
+    page = " ".join(read_page("en", "v4.md"))
+    japanese = " ".join(read_page("ja", "v4.md"))
+    stated = about(page, "characters,")
+    assert abs(stated - len(agent_v4_catalogue)) <= 10, (stated, len(agent_v4_catalogue))
+    assert f"約 {stated:,} 文字" in japanese
+    shared = ROOT.parent / "shared" / "third_party_skills" / "mcp-builder"
+    if not shared.exists():
+        pytest.skip("../shared/ is not beside the project: mcp-builder's sizes are not checked")
+    instructions = len((shared / "SKILL.md").read_text(encoding="utf-8"))
+    reference = sum(
+        path.stat().st_size for path in (shared / "reference").rglob("*") if path.is_file()
+    )
+    assert abs(about(page, "characters of\n? *instructions") - instructions) <= 100
+    assert abs(about(page, "bytes of reference") - reference) <= 1000
+    for english in (
+        about(page, "characters of\n? *instructions"),
+        about(page, "bytes of reference"),
+    ):
+        assert f"{english:,}" in japanese
+
+
+@pytest.fixture
+def agent_v4_catalogue(monkeypatch) -> str:
+    from tests.agents import load_agent
+
+    monkeypatch.delenv("SKILLS_DIR", raising=False)
+    v4 = load_agent("v4")
+    return v4.catalogue(v4.load_skills(v4.skill_sources([])))

@@ -14,9 +14,9 @@ import tokenize
 
 import pytest
 
+from docsgen.numbers import code_lines, lesson_code_lines, plumbing_line
 from tests.agents import ROOT, SCRIPTS, VERSIONS
 
-PLUMBING_HEADING = "# -- plumbing -- "
 AGENT_LOOP_BY_LINE = 120  # v1: `def agent_loop` starts within the first 120 lines
 V1_LESSON_BUDGET = 150  # v1: code lines above the plumbing heading
 STEP_BUDGETS = {"v2": 70, "v3": 110, "v4": 110}  # code lines each version adds above the heading
@@ -25,39 +25,6 @@ LINE_LENGTH = 100
 
 def source_of(version: str) -> str:
     return (ROOT / SCRIPTS[version]).read_text(encoding="utf-8")
-
-
-def code_lines(source: str) -> list[int]:
-    """The numbers of the lines that are code: not blank, not only a comment, not a docstring."""
-    docstring_lines = set()
-    for node in ast.walk(ast.parse(source)):
-        kinds = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
-        if isinstance(node, kinds) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                if isinstance(first.value.value, str):
-                    docstring_lines.update(range(first.lineno, first.end_lineno + 1))
-    numbers = []
-    for number, line in enumerate(source.splitlines(), 1):
-        if line.strip() and not line.lstrip().startswith("#") and number not in docstring_lines:
-            numbers.append(number)
-    return numbers
-
-
-def plumbing_line(source: str) -> int:
-    """The line number of the plumbing heading; the test fails if there is not exactly one."""
-    numbers = [
-        number
-        for number, line in enumerate(source.splitlines(), 1)
-        if line.startswith(PLUMBING_HEADING)
-    ]
-    assert len(numbers) == 1, f"expected one {PLUMBING_HEADING!r} heading, found {len(numbers)}"
-    return numbers[0]
-
-
-def lesson_code_lines(source: str) -> int:
-    fence = plumbing_line(source)
-    return len([number for number in code_lines(source) if number < fence])
 
 
 def construct_problems(source: str) -> list[str]:
