@@ -161,3 +161,47 @@ def test_a_diff_can_create_files_in_new_folders(tmp_path):
         "--- /dev/null\n+++ b/skills/new/SKILL.md\n@@ -0,0 +1,2 @@\n+---\n+name: new\n", tmp_path
     )
     assert (tmp_path / "skills" / "new" / "SKILL.md").read_text() == "---\nname: new\n"
+
+
+TRAINER_ROW = re.compile(r"^\| (\d) \| [^|]+ \| (\d+) \| (\d+) \|", re.MULTILINE)
+
+
+@pytest.mark.parametrize("language", ["docs_en", "docs_ja"])
+def test_the_trainer_notes_give_each_exercises_rules_and_wrong_solutions(language):
+    text = (ROOT / language / "trainer.md").read_text(encoding="utf-8")
+    stated = {
+        int(number): (int(rules), int(wrong)) for number, rules, wrong in TRAINER_ROW.findall(text)
+    }
+    actual = {
+        int(exercise[:2]): (
+            len(readme_rules(exercise, "README.md")),
+            len(variants(exercise, "wrong")),
+        )
+        for exercise in EXERCISES
+    }
+    assert stated == actual
+    for exercise in EXERCISES:
+        for wrong in variants(exercise, "wrong"):
+            assert f"`{wrong}`" in text, f"{language}/trainer.md does not name {exercise}'s {wrong}"
+
+
+@pytest.mark.parametrize("language", ["docs_en", "docs_ja"])
+def test_the_timetables_add_up(language):
+    """Each block starts when the one before it ends."""
+    text = (ROOT / language / "workshop.md").read_text(encoding="utf-8")
+    for table in re.split(r"\n###? ", text):
+        rows = re.findall(r"^\| (\d+):(\d\d) \| (\d+) \|", table, re.MULTILINE)
+        starts = [int(hours) * 60 + int(minutes) for hours, minutes, _ in rows]
+        ends = [start + int(length) for start, (_, _, length) in zip(starts, rows, strict=True)]
+        assert starts[1:] == ends[:-1], f"{language}/workshop.md: {rows}"
+
+
+def test_no_page_of_the_participants_path_links_the_trainer_notes():
+    participant_pages = [
+        *WORKSHOP.glob("*.md"),
+        *WORKSHOP.glob("*/README*.md"),
+        *(page for language in ("docs_en", "docs_ja") for page in (ROOT / language).glob("*.md")),
+    ]
+    for page in participant_pages:
+        if page.name not in ("workshop.md", "trainer.md"):
+            assert "trainer.md" not in page.read_text(encoding="utf-8"), page
