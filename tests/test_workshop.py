@@ -1,19 +1,66 @@
 """The workshop (workshop/): every exercise is complete, its reference solution applies, and its
-tests can fail.
+checks tell right from wrong.
 
 The exercises' own tests run against the reference solutions in the main test run (testpaths
-includes workshop/). Here each exercise runs once more, in this process (pytester), against the
-untouched version script an attendee starts from: its tests must fail (exit code 1), not break (2
-interrupted, 4 usage error, 5 no tests). """
+includes workshop/). Here each exercise runs again, in this process (pytester), against:
+- the untouched version script an attendee starts from: its tests must fail (exit code 1), not
+  break (2 interrupted, 4 usage error, 5 no tests), and every failure must name the rule of the
+  README that is not met yet;
+- every wrong solution in workshop/<exercise>/wrong/: the reference with one rule broken the way
+  participants break it. Only the tests of that rule run (test_rule<N>_...), up to the first
+  failure, which must name the rule;
+- every right solution in workshop/<exercise>/right/: another correct solution the README allows,
+  which must pass every test.
+
+The inner runs are cheap: the SDK is imported once, here, and not again in each run (pytester
+forgets the modules a run imports), and the captured logs and long tracebacks are left out.
+"""
 
 import difflib
+import re
 
+import anthropic  # noqa: F401 - imported once for all inner runs, see above
+import jsonschema  # noqa: F401
 import pytest
+import yaml  # noqa: F401
 
 from tests.agents import ROOT
-from workshop.reference import EXERCISES, WORKSHOP, DiffDoesNotApply, apply_diff
+from workshop.reference import (
+    EXERCISES,
+    WORKSHOP,
+    DiffDoesNotApply,
+    apply_diff,
+    build_variant,
+    rule_of,
+    variants,
+)
 
 EXERCISE_FILES = ["README.md", "README_ja.md", "test_exercise.py", "solution.diff"]
+WRONG = [(exercise, wrong) for exercise in EXERCISES for wrong in variants(exercise, "wrong")]
+RIGHT = [(exercise, right) for exercise in EXERCISES for right in variants(exercise, "right")]
+RULE_TEST = re.compile(r"test_rule(\d+)_")
+
+
+def run_exercise(pytester, monkeypatch, exercise: str, script, *options: str):
+    """Run an exercise's tests on script, in this process, as an attendee would type it in the
+    project folder."""
+    monkeypatch.chdir(ROOT)
+    return pytester.runpytest_inprocess(
+        f"workshop/{exercise}",
+        "--solution",
+        str(script),
+        "-p",
+        "no:xdist",
+        "-q",
+        "--tb=short",
+        "--show-capture=no",
+        *options,
+    )
+
+
+def failed_calls(done) -> list:
+    """The reports of the tests that failed (not the errors at setup or teardown)."""
+    return [report for report in done.reprec.getfailures() if report.when == "call"]
 
 
 def test_every_exercise_folder_is_listed_and_complete():
@@ -39,15 +86,60 @@ def test_each_readme_gives_the_start_and_the_check_command_of_its_exercise(exerc
         assert command in text, f"workshop/{exercise}/{readme} does not show {command}"
 
 
+def readme_rules(exercise: str, readme: str) -> list[int]:
+    """The numbers of the rules a README lists under its first numbered list."""
+    text = (WORKSHOP / exercise / readme).read_text(encoding="utf-8")
+    return [int(number) for number in re.findall(r"^(\d+)\. \*\*", text, re.MULTILINE)]
+
+
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_the_untouched_starting_point_fails_the_exercise(exercise, pytester, monkeypatch):
-    monkeypatch.chdir(ROOT)  # in this process, as an attendee would type it in the project folder
-    done = pytester.runpytest_inprocess(
-        f"workshop/{exercise}", "--solution", EXERCISES[exercise], "-p", "no:xdist", "-q"
-    )
-    summary = done.outlines[-1] if done.outlines else "\n".join(done.errlines)
+def test_every_rule_of_a_readme_has_a_test_and_a_wrong_solution(exercise):
+    rules = readme_rules(exercise, "README.md")
+    assert rules == list(range(1, len(rules) + 1)) and rules, f"{exercise}: rules {rules}"
+    assert readme_rules(exercise, "README_ja.md") == rules, f"{exercise}: README_ja.md differs"
+    tested = {
+        int(number)
+        for number in RULE_TEST.findall((WORKSHOP / exercise / "test_exercise.py").read_text())
+    }
+    broken = {rule_of(wrong) for wrong in variants(exercise, "wrong")}
+    assert tested == set(rules), f"{exercise}: rules {rules}, tests for {sorted(tested)}"
+    assert broken == set(rules), f"{exercise}: rules {rules}, wrong solutions for {sorted(broken)}"
+    assert len(variants(exercise, "wrong")) >= 4
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_the_untouched_starting_point_fails_and_each_failure_names_its_rule(
+    exercise, pytester, monkeypatch
+):
+    done = run_exercise(pytester, monkeypatch, exercise, EXERCISES[exercise])
     output = "\n".join(done.outlines[-60:] + done.errlines[-60:])
-    assert done.ret == 1 and " failed" in summary, output
+    assert done.ret == 1 and failed_calls(done), output
+    for report in failed_calls(done):
+        rule = RULE_TEST.search(report.nodeid)[1]
+        assert f"rule {rule}: " in report.longreprtext, (
+            f"{report.nodeid} fails without saying which rule is missing:\n{report.longreprtext}"
+        )
+
+
+@pytest.mark.parametrize(("exercise", "wrong"), WRONG, ids=[f"{e[:2]}-{w}" for e, w in WRONG])
+def test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks(
+    exercise, wrong, pytester, monkeypatch, tmp_path
+):
+    rule = rule_of(wrong)
+    script = build_variant(exercise, wrong, tmp_path)
+    done = run_exercise(pytester, monkeypatch, exercise, script, "-x", "-k", f"test_rule{rule}_")
+    failures = failed_calls(done)
+    assert done.ret == 1 and failures, "\n".join(done.outlines[-40:] + done.errlines[-40:])
+    assert any(f"rule {rule}: " in report.longreprtext for report in failures), "\n".join(
+        report.longreprtext for report in failures
+    )
+
+
+@pytest.mark.parametrize(("exercise", "right"), RIGHT, ids=[f"{e[:2]}-{r}" for e, r in RIGHT])
+def test_each_other_right_solution_passes(exercise, right, pytester, monkeypatch, tmp_path):
+    script = build_variant(exercise, right, tmp_path)
+    done = run_exercise(pytester, monkeypatch, exercise, script)
+    assert done.ret == 0, "\n".join(done.outlines[-60:] + done.errlines[-60:])
 
 
 def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_path):
@@ -69,3 +161,47 @@ def test_a_diff_can_create_files_in_new_folders(tmp_path):
         "--- /dev/null\n+++ b/skills/new/SKILL.md\n@@ -0,0 +1,2 @@\n+---\n+name: new\n", tmp_path
     )
     assert (tmp_path / "skills" / "new" / "SKILL.md").read_text() == "---\nname: new\n"
+
+
+TRAINER_ROW = re.compile(r"^\| (\d) \| [^|]+ \| (\d+) \| (\d+) \|", re.MULTILINE)
+
+
+@pytest.mark.parametrize("language", ["docs_en", "docs_ja"])
+def test_the_trainer_notes_give_each_exercises_rules_and_wrong_solutions(language):
+    text = (ROOT / language / "trainer.md").read_text(encoding="utf-8")
+    stated = {
+        int(number): (int(rules), int(wrong)) for number, rules, wrong in TRAINER_ROW.findall(text)
+    }
+    actual = {
+        int(exercise[:2]): (
+            len(readme_rules(exercise, "README.md")),
+            len(variants(exercise, "wrong")),
+        )
+        for exercise in EXERCISES
+    }
+    assert stated == actual
+    for exercise in EXERCISES:
+        for wrong in variants(exercise, "wrong"):
+            assert f"`{wrong}`" in text, f"{language}/trainer.md does not name {exercise}'s {wrong}"
+
+
+@pytest.mark.parametrize("language", ["docs_en", "docs_ja"])
+def test_the_timetables_add_up(language):
+    """Each block starts when the one before it ends."""
+    text = (ROOT / language / "workshop.md").read_text(encoding="utf-8")
+    for table in re.split(r"\n###? ", text):
+        rows = re.findall(r"^\| (\d+):(\d\d) \| (\d+) \|", table, re.MULTILINE)
+        starts = [int(hours) * 60 + int(minutes) for hours, minutes, _ in rows]
+        ends = [start + int(length) for start, (_, _, length) in zip(starts, rows, strict=True)]
+        assert starts[1:] == ends[:-1], f"{language}/workshop.md: {rows}"
+
+
+def test_no_page_of_the_participants_path_links_the_trainer_notes():
+    participant_pages = [
+        *WORKSHOP.glob("*.md"),
+        *WORKSHOP.glob("*/README*.md"),
+        *(page for language in ("docs_en", "docs_ja") for page in (ROOT / language).glob("*.md")),
+    ]
+    for page in participant_pages:
+        if page.name not in ("workshop.md", "trainer.md"):
+            assert "trainer.md" not in page.read_text(encoding="utf-8"), page

@@ -31,6 +31,10 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--solution {given}: there is no such file. Start from a copy of the version "
             "script the exercise extends; its README.md says which."
         )
+    if given and config.getoption("log_level") is None:
+        # The scripts log every SDK request at DEBUG (to show retries); in a failure report
+        # those pages of JSON would bury the one line that says which rule is not met yet.
+        config.option.log_level = "WARNING"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -7,6 +7,14 @@ module applies it, for the tests and for a trainer who wants to read or run a so
     # writes /tmp/ref01/v1_basic.py, the solution
     python -m workshop.reference 01-search-tool /tmp/ref01
 
+Each exercise also keeps variants of its solution, as small diffs applied on top of the reference:
+`wrong/<rule>-<mistake>.diff` breaks one rule of the exercise's README the way participants do (the
+tests must reject it, naming that rule), and `right/<name>.diff` is another correct solution the
+README allows (the tests must pass it):
+
+    # writes /tmp/wrong/v1_basic.py: the reference with the cap applied per file
+    python -m workshop.reference 01-search-tool /tmp/wrong --variant wrong/3-limit-per-file
+
 The diff is applied strictly: every line it keeps or removes must be found, in order, in the base
 script. A hunk is looked for near the line the diff names, so edits elsewhere in the base do not
 break it. """
@@ -40,6 +48,26 @@ def build_reference(exercise: str, folder: Path) -> Path:
     script = folder / EXERCISES[exercise]
     shutil.copyfile(ROOT / EXERCISES[exercise], script)
     apply_diff((WORKSHOP / exercise / "solution.diff").read_text(encoding="utf-8"), folder)
+    return script
+
+
+def variants(exercise: str, kind: str) -> list[str]:
+    """The names of an exercise's wrong or right solutions ("wrong/3-limit-per-file", ...)."""
+    return sorted(
+        f"{kind}/{path.stem}" for path in (WORKSHOP / exercise / kind).glob("*.diff")
+    )
+
+
+def rule_of(variant: str) -> int:
+    """The rule a wrong solution breaks: the number its file name starts with."""
+    return int(Path(variant).name.split("-")[0])
+
+
+def build_variant(exercise: str, variant: str, folder: Path) -> Path:
+    """The reference solution in folder, with the variant's diff ("wrong/3-...") applied on top."""
+    script = build_reference(exercise, folder)
+    diff = WORKSHOP / exercise / f"{variant}.diff"
+    apply_diff(diff.read_text(encoding="utf-8"), folder)
     return script
 
 
@@ -125,9 +153,15 @@ def main() -> int:
     parser.add_argument(
         "folder", type=Path, help="where to write the solution (created if missing)"
     )
+    parser.add_argument(
+        "--variant", help="also apply one of the exercise's wrong/ or right/ diffs: wrong/3-..."
+    )
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
-    print(build_reference(args.exercise, args.folder))
+    if args.variant:
+        print(build_variant(args.exercise, args.variant, args.folder))
+    else:
+        print(build_reference(args.exercise, args.folder))
     return 0
 
 

@@ -2,9 +2,17 @@
 
 The user is played by a stand-in for input(): it gives the scripted answers in order and records
 every question it was asked. An input() with no answers left behaves like a closed stdin (EOFError).
+A test's name starts with the number of the rule it checks (test_rule3_... checks rule 3 of
+README.md), and its failure says what is missing.
 """
 
 import pytest
+
+LONG_COMMAND = (
+    "echo start > made.txt && echo a line long enough to need more than one row of the terminal "
+    "to show it >> made.txt && echo the-end-of-the-command"
+)
+
 
 class User:
     """Answers questions from a list, and remembers each question."""
@@ -41,70 +49,46 @@ def results_of(api) -> list[dict]:
     ]
 
 
-def test_yes_runs_the_command_and_the_question_shows_it(scripted_api, agent, user, tmp_path):
-    user.answers = ["y"]
-    scripted_api.play(
-        {"turns": [{"tool_calls": [bash("echo hello > made.txt && echo made")]}, {"text": "Done."}]}
-    )
-    assert agent.run_turn([], "make a file") == 0
-    assert len(user.questions) == 1 and "echo hello > made.txt && echo made" in user.questions[0]
-    (result,) = results_of(scripted_api)
-    assert not result["is_error"] and result["content"] == "made\n[exit code 0]"
-    assert (tmp_path / "made.txt").exists()
-
-
-def test_no_does_not_run_it_and_the_model_reads_that_it_was_denied(
+def test_rule1_the_question_goes_to_input_and_shows_the_whole_command(
     scripted_api, agent, user, tmp_path
 ):
-    user.answers = ["n"]
-    scripted_api.play(
-        {
-            "turns": [
-                {"tool_calls": [bash("echo hello > made.txt")]},
-                {"expect": {"tool_result_is_error": True}, "text": "Understood, I will not."},
-            ]
-        }
+    user.answers = ["y"]
+    scripted_api.play({"turns": [{"tool_calls": [bash(LONG_COMMAND)]}, {"text": "Done."}]})
+    assert agent.run_turn([], "make a file") == 0
+    assert len(user.questions) == 1, (
+        f"rule 1: one bash call must ask one question with input(); asked {user.questions}"
     )
-    assert agent.run_turn([], "make a file") == 0
-    (result,) = results_of(scripted_api)
-    assert result["is_error"] and "denied" in result["content"].lower()
-    assert not (tmp_path / "made.txt").exists()
+    assert LONG_COMMAND in user.questions[0], (
+        "rule 1: the question passed to input() must show the whole command, however long "
+        f"(the user approves what will run); it was {user.questions[0]!r}"
+    )
 
 
-@pytest.mark.parametrize(
-    "answers", [["maybe"], [""], []], ids=["unknown-answer", "just-enter", "stdin-closed"]
-)
-def test_anything_but_yes_or_always_denies(scripted_api, agent, user, tmp_path, answers):
-    user.answers = answers
-    scripted_api.play({"turns": [{"tool_calls": [bash("echo hello > made.txt")]}, {"text": "Ok."}]})
-    assert agent.run_turn([], "make a file") == 0
-    (result,) = results_of(scripted_api)
-    assert result["is_error"] and "denied" in result["content"].lower()
-    assert not (tmp_path / "made.txt").exists()
-
-
-def test_each_call_is_asked_about_on_its_own(scripted_api, agent, user, tmp_path):
+def test_rule2_yes_runs_this_command_and_the_next_one_is_asked_again(
+    scripted_api, agent, user, tmp_path
+):
     user.answers = ["y", "n"]
     scripted_api.play(
         {
             "turns": [
-                {"tool_calls": [bash("echo one > one.txt"), bash("echo two > two.txt")]},
+                {"tool_calls": [bash("echo one > one.txt && echo made"), bash("echo 2 > two.txt")]},
                 {"text": "One of two."},
             ]
         }
     )
     assert agent.run_turn([], "make two files") == 0
-    assert (
-        len(user.questions) == 2
-        and "one.txt" in user.questions[0]
-        and "two.txt" in user.questions[1]
+    first = results_of(scripted_api)[0]
+    assert (tmp_path / "one.txt").exists() and first["content"] == "made\n[exit code 0]", (
+        f"rule 2: 'y' must run the command and return its output; the model got {first}"
     )
-    first, second = results_of(scripted_api)
-    assert not first["is_error"] and second["is_error"]
-    assert (tmp_path / "one.txt").exists() and not (tmp_path / "two.txt").exists()
+    assert len(user.questions) == 2, (
+        "rule 2: after 'y' the next command must be asked about again; the questions were "
+        f"{user.questions}"
+    )
+    assert not (tmp_path / "two.txt").exists(), "rule 2: the second command ran after 'n'"
 
 
-def test_always_stops_the_questions_for_the_rest_of_the_session(
+def test_rule3_always_stops_the_questions_for_the_rest_of_the_session(
     scripted_api, agent, user, tmp_path
 ):
     user.answers = ["a"]
@@ -121,11 +105,49 @@ def test_always_stops_the_questions_for_the_rest_of_the_session(
     history = []
     assert agent.run_turn(history, "make one file") == 0
     assert agent.run_turn(history, "and another") == 0
-    assert len(user.questions) == 1
-    assert (tmp_path / "one.txt").exists() and (tmp_path / "two.txt").exists()
+    assert len(user.questions) == 1 and (tmp_path / "two.txt").exists(), (
+        "rule 3: after 'a', later bash commands of the session must run without a question; "
+        f"the questions were {user.questions}"
+    )
 
 
-def test_the_file_tools_do_not_ask(scripted_api, agent, user, tmp_path):
+@pytest.mark.parametrize(
+    "answers",
+    [["n"], ["maybe"], [""], []],
+    ids=["no", "unknown-answer", "just-enter", "stdin-closed"],
+)
+def test_rule4_anything_but_yes_or_always_denies(scripted_api, agent, user, tmp_path, answers):
+    user.answers = list(answers)
+    scripted_api.play({"turns": [{"tool_calls": [bash("echo hello > made.txt")]}, {"text": "Ok."}]})
+    assert agent.run_turn([], "make a file") == 0
+    (result,) = results_of(scripted_api)
+    said = repr(answers[0]) if answers else "nothing (stdin closed: input() raised EOFError)"
+    assert not (tmp_path / "made.txt").exists() and "denied" in result["content"].lower(), (
+        f"rule 4: the answer {said} must deny the command: it must not run, and the result "
+        f"must say 'denied'; the model got {result['content']!r}"
+    )
+
+
+def test_rule5_a_denial_is_an_error_result_the_model_reads(scripted_api, agent, user, tmp_path):
+    user.answers = ["n"]
+    scripted_api.play(
+        {
+            "turns": [
+                {"tool_calls": [bash("echo hello > made.txt")]},
+                {"text": "Understood, I will not."},
+            ]
+        }
+    )
+    assert agent.run_turn([], "make a file") == 0
+    (result,) = results_of(scripted_api)
+    assert result["is_error"] and "denied" in result["content"].lower(), (
+        "rule 5: a denied command's tool result must be an error (raise ToolError) that says "
+        f"'denied'; the model got is_error={result['is_error']}, {result['content']!r}"
+    )
+    assert not (tmp_path / "made.txt").exists(), "rule 5: the denied command ran"
+
+
+def test_rule6_the_file_tools_do_not_ask(scripted_api, agent, user, tmp_path):
     scripted_api.play(
         {
             "turns": [
@@ -140,5 +162,7 @@ def test_the_file_tools_do_not_ask(scripted_api, agent, user, tmp_path):
         }
     )
     assert agent.run_turn([], "write and read a file") == 0
-    assert user.questions == []
+    assert user.questions == [], (
+        f"rule 6: only bash asks; write_file and read_file asked {user.questions}"
+    )
     assert not any(result["is_error"] for result in results_of(scripted_api))

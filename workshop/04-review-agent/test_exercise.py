@@ -2,11 +2,12 @@
 
 The scripted model plays the main agent on the default track and the subagent on a track that
 matches the subagent's prompt (it starts with CHILD:), so a test reads both sides: what the subagent
-was given, and what came back to the main agent. """
+was given, and what came back to the main agent. A test's name starts with the number of the rule
+it checks (test_rule3_... checks rule 3 of README.md), and its failure says what is missing. """
 
 import pytest
 
-from tests.agents import results_sent
+from tests.agents import ROOT, load_script, results_sent
 
 READ_ONLY_TOOLS = {"read_only_bash", "read_file"}
 APP = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
@@ -36,9 +37,12 @@ def child_requests(api) -> list:
     return [request for request in api.requests if request.track != "default"]
 
 
-def task_result(api) -> dict:
-    (result,) = results_sent(api)
-    return result
+def the_child(api, rule: int):
+    children = child_requests(api)
+    assert children, (
+        f"rule {rule}: no review subagent ran; the main agent got {results_sent(api)}"
+    )
+    return children[0]
 
 
 @pytest.fixture
@@ -47,41 +51,41 @@ def project(tmp_path):
     return tmp_path
 
 
-def test_the_task_tool_offers_review_next_to_the_other_types(scripted_api, agent):
+def test_rule1_review_joins_the_other_types_which_stay_as_they_are(agent):
+    assert "review" in agent.AGENT_TYPES, "rule 1: AGENT_TYPES has no entry 'review'"
+    untouched = load_script(ROOT / "v3_subagents.py", "untouched_v3")
+    for name in ("explore", "plan", "code"):
+        assert agent.AGENT_TYPES.get(name) == untouched.AGENT_TYPES[name], (
+            f"rule 1: the agent type {name} must stay as it is; put what review needs in review's "
+            "own entry"
+        )
+    assert agent.REPORT_RULES == untouched.REPORT_RULES, (
+        "rule 1: REPORT_RULES is shared by every agent type and must stay as it is; ask for "
+        "findings in review's own system prompt"
+    )
+
+
+def test_rule2_the_task_tool_offers_review(scripted_api, agent):
     scripted_api.play({"turns": [{"text": "Hi."}]})
     assert agent.run_turn([], "hi") == 0
     task_tool = next(
         tool for tool in scripted_api.requests[0].body["tools"] if tool["name"] == "Task"
     )
-    assert set(task_tool["input_schema"]["properties"]["agent_type"]["enum"]) == {
-        "explore",
-        "plan",
-        "code",
-        "review",
-    }
-    (line,) = [
-        line for line in task_tool["description"].splitlines() if line.startswith("- review: ")
-    ]
-    assert line.startswith("- review: read-only") and "finding" in line
-
-
-def test_a_review_subagent_gets_the_read_only_tools_and_a_prompt_that_asks_for_findings(
-    scripted_api, agent
-):
-    scripted_api.play(delegate([{"text": "no findings: app.py looks fine."}]))
-    assert agent.run_turn([], "review my change") == 0
-    (child,) = child_requests(scripted_api)
-    assert {tool["name"] for tool in child.body["tools"]} == READ_ONLY_TOOLS
-    system = child.body["system"]
-    assert system == agent.AGENT_TYPES["review"]["system"] and agent.REPORT_RULES in system
-    assert "findings" in system.lower() and "no findings" in system.lower()
-    assert system not in (
-        agent.AGENT_TYPES["explore"]["system"],
-        agent.AGENT_TYPES["plan"]["system"],
+    enum = task_tool["input_schema"]["properties"]["agent_type"]["enum"]
+    assert set(enum) == {"explore", "plan", "code", "review"}, (
+        f"rule 2: the Task tool's agent_type must offer review too; it offers {enum}. TASK_TOOL "
+        "reads AGENT_TYPES when the script loads: put review inside the AGENT_TYPES = {...} literal"
     )
+    lines = [line for line in task_tool["description"].splitlines() if line.startswith("- review:")]
+    assert len(lines) == 1 and lines[0].startswith("- review: read-only"), (
+        f"rule 2: the Task description must list '- review: read-only; ...'; it lists {lines}"
+    )
+    assert "finding" in lines[0], f"rule 2: the review line must mention findings: {lines[0]!r}"
 
 
-def test_a_review_subagent_cannot_change_a_file(scripted_api, agent, project):
+def test_rule3_a_review_subagent_gets_the_read_only_tools_and_cannot_change_a_file(
+    scripted_api, agent, project
+):
     scripted_api.play(
         delegate(
             [
@@ -95,21 +99,47 @@ def test_a_review_subagent_cannot_change_a_file(scripted_api, agent, project):
                     ]
                 },
                 {
-                    "expect": {"tool_result_is_error": True},
                     "tool_calls": [
                         {"name": "read_only_bash", "input": {"command": "sed -i s/len/max/ app.py"}}
                     ],
                 },
-                {"expect": {"tool_result_is_error": True}, "text": FINDING},
+                {"text": FINDING},
             ]
         )
     )
     assert agent.run_turn([], "review my change") == 0
-    assert len(child_requests(scripted_api)) == 3  # the subagent tried twice, and reported
-    assert (project / "app.py").read_text() == APP
+    tools = {tool["name"] for tool in the_child(scripted_api, rule=3).body["tools"]}
+    assert tools == READ_ONLY_TOOLS, (
+        f"rule 3: a review subagent gets {sorted(READ_ONLY_TOOLS)} and nothing else; it got "
+        f"{sorted(tools)}"
+    )
+    assert (project / "app.py").read_text() == APP, "rule 3: the review subagent changed app.py"
 
 
-def test_the_findings_come_back_to_the_main_agent_as_the_task_result(scripted_api, agent, project):
+def test_rule4_its_own_prompt_asks_for_findings_and_says_what_a_clean_result_is(
+    scripted_api, agent
+):
+    scripted_api.play(delegate([{"text": "no findings: app.py looks fine."}]))
+    assert agent.run_turn([], "review my change") == 0
+    system = the_child(scripted_api, rule=4).body["system"]
+    others = [agent.AGENT_TYPES[name]["system"] for name in ("explore", "plan", "code")]
+    assert system not in others, "rule 4: review needs a system prompt of its own"
+    assert agent.REPORT_RULES in system, (
+        "rule 4: the review prompt must include REPORT_RULES, so the subagent knows that only "
+        "its final message comes back"
+    )
+    lower = system.lower()
+    assert "finding" in lower.replace("no findings", "") and "line" in lower, (
+        "rule 4: the review prompt must ask for findings, one per line, each with a place "
+        f"(path:line), how serious it is, the problem and a fix: {system!r}"
+    )
+    assert "no findings" in lower, (
+        "rule 4: the review prompt must say to answer 'no findings' when there are none, or the "
+        "subagent invents problems"
+    )
+
+
+def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(scripted_api, agent, project):
     scripted_api.play(
         delegate(
             [
@@ -122,5 +152,8 @@ def test_the_findings_come_back_to_the_main_agent_as_the_task_result(scripted_ap
         )
     )
     assert agent.run_turn([], "review my change") == 0
-    result = task_result(scripted_api)
-    assert not result["is_error"] and result["content"] == FINDING
+    (result,) = results_sent(scripted_api)
+    assert not result["is_error"] and result["content"] == FINDING, (
+        f"rule 5: the Task result must be the subagent's findings, unchanged: {FINDING!r}; the "
+        f"main agent got {result['content']!r}"
+    )

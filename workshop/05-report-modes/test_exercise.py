@@ -3,7 +3,11 @@ in README.md.
 
 The scripted model plays the main agent on the default track and the subagent on a track that
 matches the subagent's prompt (it starts with CHILD:). The subagent writes a report far over every
-budget, so what reaches the main agent shows the cut. """
+budget, so what reaches the main agent shows the cut. A test's name starts with the number of the
+rule it checks (test_rule3_... checks rule 3 of README.md), and its failure says what is missing.
+"""
+
+import re
 
 import pytest
 
@@ -13,6 +17,8 @@ MODES = ["summary", "detailed", "full"]
 HUGE_REPORT = "".join(
     f"src/module_{n}.py:{n}: a finding worth a line\n" for n in range(2000)
 )  # ~90,000 characters
+SHORT_REPORT = "The config loader is load_config() in src/config.py, line 12.\n"
+BUDGET_NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+\b")  # 1,000 or 12,000: how f"{n:,}" writes it
 
 
 def task(**mode) -> dict:
@@ -36,9 +42,10 @@ def delegate(report: str, **mode) -> dict:
     }
 
 
-def child_request(api):
-    (child,) = [request for request in api.requests if request.track != "default"]
-    return child
+def child_request(api, rule: int):
+    children = [request for request in api.requests if request.track != "default"]
+    assert children, f"rule {rule}: no subagent ran; the main agent got {results_sent(api)}"
+    return children[0]
 
 
 def task_result(api) -> dict:
@@ -46,63 +53,125 @@ def task_result(api) -> dict:
     return result
 
 
-def test_the_task_tool_offers_three_modes_and_mode_is_optional(scripted_api, agent):
+def budgets(agent, rule: int) -> dict:
+    budgets = getattr(agent, "REPORT_BUDGETS", None)
+    assert isinstance(budgets, dict), f"rule {rule}: the script needs REPORT_BUDGETS = {{...}}"
+    return budgets
+
+
+def test_rule1_the_task_tool_offers_three_modes_and_mode_is_optional(scripted_api, agent):
     scripted_api.play({"turns": [{"text": "Hi."}]})
     assert agent.run_turn([], "hi") == 0
     task_tool = next(
         tool for tool in scripted_api.requests[0].body["tools"] if tool["name"] == "Task"
     )
     schema = task_tool["input_schema"]
-    assert schema["properties"]["mode"]["enum"] == MODES and "mode" not in schema["required"]
-    assert "summary" in task_tool["description"] and "default" in task_tool["description"]
+    enum = schema["properties"].get("mode", {}).get("enum")
+    assert enum == MODES, f"rule 1: Task needs an input mode with the enum {MODES}; it has {enum}"
+    assert "mode" not in schema["required"], "rule 1: mode must be optional (not in required)"
+    description = task_tool["description"]
+    assert "summary" in description and "default" in description, (
+        "rule 1: the Task description must say that summary is the default mode"
+    )
 
 
-def test_the_budgets_grow_from_summary_to_full_and_fit_the_tool_result_budget(agent):
-    budgets = [agent.REPORT_BUDGETS[mode] for mode in MODES]
-    assert budgets == sorted(set(budgets)) and budgets[-1] <= agent.TOOL_RESULT_BUDGET
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_each_mode_keeps_the_report_under_its_budget_and_tells_the_subagent(
-    scripted_api, agent, mode
-):
-    budget = agent.REPORT_BUDGETS[mode]
-    scripted_api.play(delegate(HUGE_REPORT, mode=mode))
-    assert agent.run_turn([], "find the config loader") == 0
-    result = task_result(scripted_api)
-    assert not result["is_error"] and len(result["content"]) <= budget
-    assert result["content"].startswith("src/module_0.py:0: a finding worth a line\n")
-    assert f"{budget:,}" in str(child_request(scripted_api).body)  # the subagent knew its budget
-
-
-def test_without_a_mode_the_report_is_a_summary(scripted_api, agent):
-    scripted_api.play(delegate(HUGE_REPORT))
-    assert agent.run_turn([], "find the config loader") == 0
-    assert len(task_result(scripted_api)["content"]) <= agent.REPORT_BUDGETS["summary"]
-    assert f"{agent.REPORT_BUDGETS['summary']:,}" in str(child_request(scripted_api).body)
-
-
-def test_a_cut_summary_says_how_to_get_more(scripted_api, agent):
-    scripted_api.play(delegate(HUGE_REPORT, mode="summary"))
-    assert agent.run_turn([], "find the config loader") == 0
-    assert "detailed" in task_result(scripted_api)["content"][-300:]
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_a_report_within_budget_comes_back_whole(scripted_api, agent, mode):
-    report = "The config loader is load_config() in src/config.py, line 12."
-    scripted_api.play(delegate(report, mode=mode))
-    assert agent.run_turn([], "find the config loader") == 0
-    assert task_result(scripted_api)["content"] == report
-
-
-def test_an_unknown_mode_is_refused_by_the_schema(scripted_api, agent):
+def test_rule1_an_unknown_mode_is_refused_by_the_schema(scripted_api, agent):
     scripted_api.play(
         {"turns": [{"tool_calls": [{**task(mode="brief"), "invalid": True}]}, {"text": "ok"}]}
     )
     assert agent.run_turn([], "go") == 0
     result = task_result(scripted_api)
-    assert (
-        result["is_error"]
-        and "'brief' is not one of ['summary', 'detailed', 'full']" in result["content"]
+    assert result["is_error"] and "'brief' is not one of" in result["content"], (
+        f"rule 1: the schema must refuse mode='brief'; the main agent got {result['content']!r}"
+    )
+
+
+def test_rule2_the_budgets_grow_from_summary_to_full_and_fit_the_tool_result_budget(agent):
+    found = budgets(agent, rule=2)
+    assert list(found) == MODES, f"rule 2: REPORT_BUDGETS needs the keys {MODES}: {list(found)}"
+    values = [found[mode] for mode in MODES]
+    assert values == sorted(set(values)), f"rule 2: the budgets must grow, summary to full: {found}"
+    assert values[-1] <= agent.TOOL_RESULT_BUDGET, (
+        f"rule 2: the full budget, {values[-1]:,}, is over TOOL_RESULT_BUDGET "
+        f"({agent.TOOL_RESULT_BUDGET:,}): clip() would cut the middle out of a full report"
+    )
+
+
+@pytest.mark.parametrize("mode", [*MODES, None])
+def test_rule3_the_subagent_is_told_its_budget_in_its_first_message_and_no_other(
+    scripted_api, agent, mode
+):
+    budget = budgets(agent, rule=3)[mode or "summary"]
+    scripted_api.play(delegate(SHORT_REPORT, **({"mode": mode} if mode else {})))
+    assert agent.run_turn([], "find the config loader") == 0
+    child = child_request(scripted_api, rule=3).body
+    first_message = str(child["messages"][0]["content"])
+    assert f"{budget:,}" in first_message, (
+        f"rule 3: the subagent's first message must tell it the {mode or 'default'} budget, "
+        f"written as {budget:,}; it was {first_message!r}"
+    )
+    assert child["system"] == agent.AGENT_TYPES["explore"]["system"], (
+        "rule 3: the subagent's system prompt is its type's, the same for every call: tell it "
+        "the mode in its first message, not in the system prompt"
+    )
+    named = set(BUDGET_NUMBER.findall(child["system"] + first_message))
+    assert named == {f"{budget:,}"}, (
+        f"rule 3: the subagent must be told one budget, {budget:,}; its request names {named} "
+        "(does REPORT_RULES still state the old fixed budget?)"
+    )
+
+
+@pytest.mark.parametrize("mode", [*MODES, None])
+def test_rule4_the_report_is_cut_to_its_modes_budget(scripted_api, agent, mode):
+    budget = budgets(agent, rule=4)[mode or "summary"]
+    scripted_api.play(delegate(HUGE_REPORT, **({"mode": mode} if mode else {})))
+    assert agent.run_turn([], "find the config loader") == 0
+    result = task_result(scripted_api)
+    assert not result["is_error"], f"rule 4: the Task call failed: {result['content']!r}"
+    assert len(result["content"]) <= budget, (
+        f"rule 4: a report in mode {mode or 'summary (no mode given)'} may have {budget:,} "
+        f"characters, note included; the main agent got {len(result['content']):,}"
+    )
+    assert result["content"].startswith(HUGE_REPORT[:100]), (
+        "rule 4: the report must keep its beginning"
+    )
+
+
+def test_rule5_a_cut_summary_says_how_to_get_more(scripted_api, agent):
+    scripted_api.play(delegate(HUGE_REPORT, mode="summary"))
+    assert agent.run_turn([], "find the config loader") == 0
+    end = task_result(scripted_api)["content"][-300:]
+    assert "detailed" in end, (
+        f"rule 5: a cut summary must end with a note that names mode detailed; it ends {end!r}"
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rule6_a_report_within_budget_comes_back_whole(scripted_api, agent, mode):
+    scripted_api.play(delegate(SHORT_REPORT, mode=mode))
+    assert agent.run_turn([], "find the config loader") == 0
+    content = task_result(scripted_api)["content"]
+    assert content == SHORT_REPORT, (
+        f"rule 6: a report within the budget must come back as it is, {SHORT_REPORT!r}; the "
+        f"main agent got {content!r}"
+    )
+
+
+def test_rule7_a_subagent_that_fails_still_hands_back_its_last_message(scripted_api, agent):
+    child_turns = [
+        {"text": HUGE_REPORT, "tool_calls": [{"name": "read_file", "input": {"path": "x.py"}}]},
+        {"error": {"status": 400, "message": "the request is malformed"}},
+    ]
+    scripted_api.play(
+        {
+            "turns": [{"tool_calls": [task()]}, {"text": "Main agent done."}],
+            "tracks": [{"match": "CHILD:", "turns": child_turns}],
+        }
+    )
+    assert agent.run_turn([], "find the config loader") == 0
+    content = task_result(scripted_api)["content"]
+    summary = budgets(agent, rule=7)["summary"]
+    assert HUGE_REPORT[:100] in content and len(content) < summary + 1_000, (
+        "rule 7: when a subagent fails, the main agent still gets its last message, cut to the "
+        f"summary budget ({summary:,}); it got {content[:300]!r}"
     )

@@ -3,7 +3,8 @@
 Your skills are the folders in skills/ beside the script under test (v4 reads the skills/ folder
 beside itself, wherever the script is), apart from the ones the repository ships with. The scripted
 model then does what Claude would: it sees the catalogue, loads your skill, and reads a file the
-skill points to. """
+skill points to. A test's name starts with the number of the rule it checks (test_rule3_... checks
+rule 3 of README.md), and its failure says what is missing. """
 
 import re
 
@@ -13,10 +14,13 @@ SHIPPED = {path.name for path in (ROOT / "skills").iterdir() if path.is_dir()}
 MENTIONED_FILE = re.compile(
     r"\b(?:references|assets|scripts)/[\w./-]*\w"
 )  # references/sections.md, ...
-WHEN = re.compile(r"\bwhen\b|とき|時|場合", re.IGNORECASE)
+# "when" as a word; in Japanese とき (not ときどき, "sometimes") or 場合. Not a bare 時: it is also
+# in 時間 (time), 同時 (at once) and 日時 (date), which say nothing about when to use a skill.
+WHEN = re.compile(r"\bwhen\b|とき(?!どき)|場合", re.IGNORECASE)
+INSTRUCTIONS_LIMIT = 5_000  # characters of SKILL.md's body
 
 
-def own_skills(agent) -> dict:
+def own_skills(agent, rule: int) -> dict:
     """Your skills by name, as v4 loads them from beside the script."""
     own = {
         name: skill
@@ -24,28 +28,50 @@ def own_skills(agent) -> dict:
         if name not in SHIPPED
     }
     assert own, (
-        f"no skill of your own in {agent.REPO_SKILLS}: make a folder there with a SKILL.md "
-        f"(the skills {sorted(SHIPPED)} ship with the repository and do not count)"
+        f"rule {rule}: no skill of your own in {agent.REPO_SKILLS}: make a folder there with a "
+        f"SKILL.md (the skills {sorted(SHIPPED)} ship with the repository and do not count)"
     )
     return own
 
 
-def test_your_skill_is_found_and_follows_the_specification(agent, capsys):
-    own_skills(agent)
+def test_rule1_your_skill_has_a_name_of_its_own(agent):
+    folders = set()
+    if agent.REPO_SKILLS.is_dir():
+        folders = {path.name for path in agent.REPO_SKILLS.iterdir() if path.is_dir()}
+    taken = sorted(folders & SHIPPED)
+    assert not taken, (
+        f"rule 1: {taken} in {agent.REPO_SKILLS} has the name of a skill the repository ships; "
+        "give your skill a folder and a name of its own (a copy you edit in place still counts "
+        "as the shipped skill)"
+    )
+    own_skills(agent, rule=1)
+
+
+def test_rule2_your_skill_loads_without_a_warning(agent, capsys):
+    own_skills(agent, rule=2)
     problems = [line for line in capsys.readouterr().err.splitlines() if "skill" in line]
-    assert not problems, "\n".join(problems)  # v4 warns about every rule a skill breaks
+    assert not problems, "rule 2: v4 warns about your SKILL.md:\n" + "\n".join(problems)
 
 
-def test_its_description_says_what_it_does_and_when_to_use_it(agent):
-    for name, skill in own_skills(agent).items():
+def test_rule3_its_description_says_what_it_does_and_when_to_use_it(agent):
+    for name, skill in own_skills(agent, rule=3).items():
         assert len(skill.description) >= 40, (
-            f"{name}: a description this short cannot tell the model when to use it"
+            f"rule 3: {name}: a description of {len(skill.description)} characters cannot tell "
+            "the model what the skill does and when to use it; write at least 40"
         )
-        assert WHEN.search(skill.description), f"{name}: say when to use the skill ('Use when ...')"
+        assert WHEN.search(skill.description), (
+            f"rule 3: {name}: say when to use the skill: 'Use when ...', or in Japanese "
+            f"「…とき」 or 「…場合」; the description is {skill.description!r}"
+        )
 
 
-def test_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_api, agent):
-    own = own_skills(agent)
+def test_rule4_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_api, agent):
+    own = own_skills(agent, rule=4)
+    for name, skill in own.items():
+        assert len(skill.body) <= INSTRUCTIONS_LIMIT, (
+            f"rule 4: {name}: the instructions have {len(skill.body):,} characters; keep them "
+            f"within {INSTRUCTIONS_LIMIT:,} and move long lists and templates into references/"
+        )
     agent.install_skills(agent.load_skills(agent.skill_sources([])))
     scripted_api.play(
         {
@@ -59,26 +85,27 @@ def test_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_api, ag
     system = scripted_api.requests[0].body["system"]
     results = results_sent(scripted_api)
     for (name, skill), result in zip(own.items(), results, strict=True):
-        assert f"\n- {name}: " in system
+        assert f"\n- {name}: " in system, f"rule 4: {name} is not in the catalogue: {system!r}"
         assert (
             not result["is_error"]
             and f'<skill_content name="{name}">\n{skill.body}\n</skill_content>'
             in result["content"]
-        ), f"{name}: the instructions did not come back whole (too long for the budget?)"
+        ), f"rule 4: {name}: the instructions did not come back whole"
 
 
-def test_each_file_it_points_to_is_there_and_the_model_can_read_it(scripted_api, agent):
-    own = own_skills(agent)
+def test_rule5_each_file_it_points_to_is_there_and_the_model_can_read_it(scripted_api, agent):
+    own = own_skills(agent, rule=5)
     agent.install_skills(agent.load_skills(agent.skill_sources([])))
     mentioned = {
         (name, path) for name, skill in own.items() for path in MENTIONED_FILE.findall(skill.body)
     }
     assert mentioned, (
-        "point the instructions to at least one file of the skill, e.g. references/checklist.md"
+        "rule 5: point the instructions to at least one file of the skill by its path under "
+        "references/, assets/ or scripts/, e.g. references/checklist.md"
     )
     for name, path in sorted(mentioned):
         assert (own[name].folder / path).is_file(), (
-            f"{name}: SKILL.md mentions {path}, which is not in the skill"
+            f"rule 5: {name}: SKILL.md mentions {path}, which is not in the skill folder"
         )
     name, path = min(mentioned)
     wanted = f"{agent.tool_path(own[name].folder)}/{path}"
