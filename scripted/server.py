@@ -43,6 +43,7 @@ top-level keys (`name`, `task`, ...) are left for the reader.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -373,7 +374,10 @@ class ScriptedAPI:
             self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
             self._httpd.daemon_threads = True
             self._httpd.api = self
-            threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+            # A short poll: stop() waits for the loop to notice, up to one interval (default 0.5 s,
+            # paid by every test session and demo that starts a server).
+            serve = functools.partial(self._httpd.serve_forever, poll_interval=0.05)
+            threading.Thread(target=serve, daemon=True).start()
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def client_env(self, api_key: str = "scripted") -> dict[str, str]:
