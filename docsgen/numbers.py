@@ -21,7 +21,7 @@ from pathlib import Path
 
 from scripted import ROOT, SCRIPTS
 
-PLACEHOLDER = re.compile(r"\{\{ ([a-z0-9_.]+) \}\}")
+PLACEHOLDER = re.compile(r"\{\{ *([^{}]*?) *\}\}")  # any {{ ... }}: an unknown name is an error
 TOKENS_IN = re.compile(r"^  \[tokens: in ([\d,]+),")
 CACHE_READ = re.compile(r"cache read ([\d,]+)\]")
 

@@ -394,3 +394,10 @@ def agent_v4_catalogue(monkeypatch) -> str:
     monkeypatch.delenv("SKILLS_DIR", raising=False)
     v4 = load_agent("v4")
     return v4.catalogue(v4.load_skills(v4.skill_sources([])))
+
+
+def test_no_page_shows_a_placeholder_instead_of_its_number(built_site):
+    for language in DOCS:
+        for page in PAGES:
+            text = re.sub(r"<[^>]+>", "", html_of(built_site, language, page))
+            assert not re.search(r"\{\{.*?\}\}", text), (language, page)
