@@ -1355,7 +1355,8 @@ SANDBOX_TMP_BYTES = 64 * 1024 * 1024  # the sandbox's private /tmp, thrown away 
 GIT_SAFE_CONFIG = [  # -c beats the repository's .git/config, which an untrusted repo can fill
     "core.fsmonitor=false", "diff.external=", "log.showSignature=false", "gpg.program=false",
     "gpg.ssh.program=false", "gpg.x509.program=false", "protocol.allow=never", "gc.auto=0",
-    "maintenance.auto=false", "core.pager=cat"]
+    "maintenance.auto=false", "core.pager=cat",
+    "diff.autoRefreshIndex=false"]  # git diff would rewrite .git/index, optional locks or not
 GIT_NO_PROGRAM_FLAGS = {"log": ["--no-ext-diff", "--no-textconv"], "diff": ["--no-ext-diff",
                         "--no-textconv"], "show": ["--no-ext-diff", "--no-textconv"],
                         "blame": ["--no-textconv"], "grep": ["--no-textconv"]}

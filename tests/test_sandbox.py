@@ -100,6 +100,26 @@ def test_a_hostile_repository_runs_no_program_and_writes_nothing(
     assert files(tmp_path) == before  # .git/index included
 
 
+@pytest.fixture
+def touched_repo(tmp_path) -> None:
+    """A clean repository whose one file got a new timestamp: git diff and git status would
+    refresh .git/index for it. Made before `mode` takes git off the PATH."""
+    git_repository_with_one_commit(tmp_path)
+    os.utime(tmp_path / "a.txt", (1, 1))
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("command", ["git diff", "git diff --stat HEAD", "git status"])
+def test_git_does_not_rewrite_the_index_when_only_a_timestamp_changed(
+    scripted_api, agent, touched_repo, mode, tmp_path, command
+):
+    """GIT_OPTIONAL_LOCKS=0 keeps git status from refreshing .git/index, not git diff."""
+    before = files(tmp_path)
+    result = read_only_result(scripted_api, agent, command)
+    assert result["content"].endswith("[exit code 0]"), result["content"]
+    assert files(tmp_path) == before
+
+
 @pytest.mark.parametrize(
     "command", ["sort -T . a.txt", "sort --temporary-directory=. a.txt", "sort -zT/tmp a.txt"]
 )
