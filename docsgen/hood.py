@@ -37,16 +37,17 @@ GIST_LENGTH = 64  # characters of a message's text shown in its one-line summary
 
 LABELS = {
     "en": {
-        "summary": (
-            "{calls} model calls: {main} by the main agent{subagents}. The main agent's request "
-            "grows from {first:,} to {last:,} bytes."
+        "summary": "{calls} model calls. The request grows from {first:,} to {last:,} bytes.",
+        "summary_subagents": (
+            "{calls} model calls: {main} by the main agent, {count} by {agents} subagents. The "
+            "main agent's request grows from {first:,} to {last:,} bytes; the largest request of "
+            "a subagent is {largest:,} bytes."
         ),
-        "summary_subagents": ", {count} by {agents} subagents",
         "chart_title": "{version}: the size of every request, in order",
         "chart_desc": "One bar per model call; a subagent's calls are in another colour.",
         "call": "Call {}",
         "bytes": "{:,} bytes",
-        "messages": "{count} messages, {new} new",
+        "messages": "messages: {count}, new: {new}",
         "stop": "stop_reason {}",
         "tokens": "tokens: in {input_tokens:,}, out {output_tokens:,}, cache read {cache_read:,}",
         "request": "Request",
@@ -65,10 +66,15 @@ LABELS = {
     },
     "ja": {
         "summary": (
-            "モデル呼び出しは {calls} 回: メインエージェントが {main} 回{subagents}。"
-            "メインエージェントのリクエストは {first:,} バイトから {last:,} バイトに増えます。"
+            "モデル呼び出しは {calls} 回です。リクエストは {first:,} バイトから {last:,} バイトに"
+            "増えます。"
         ),
-        "summary_subagents": "、{agents} つのサブエージェントが合わせて {count} 回",
+        "summary_subagents": (
+            "モデル呼び出しは {calls} 回です。メインエージェントが {main} 回、{agents} つの"
+            "サブエージェントが合わせて {count} 回です。メインエージェントのリクエストは "
+            "{first:,} バイトから {last:,} バイトに増えます。サブエージェントの最大のリクエストは "
+            "{largest:,} バイトです。"
+        ),
         "chart_title": "{version}: すべてのリクエストの大きさ（送った順）",
         "chart_desc": (
             "モデル呼び出し 1 回につき 1 本の棒。サブエージェントの呼び出しは色を変えています。"
@@ -86,8 +92,8 @@ LABELS = {
         "tools": "tools",
         "other": "その他のフィールド",
         "new": "新規",
-        "unchanged": "{}から変わらず",
-        "reply_to": "{}への応答",
+        "unchanged": "{} から変わらず",
+        "reply_to": "{} への応答",
         "subagents": "この呼び出しが起動したサブエージェント",
         "subagent": "サブエージェント {letter}（{agent_type}）: {description}",
         "subagent_calls": "自分だけの履歴でモデルを {count} 回呼び出す",
@@ -224,15 +230,16 @@ class Page:
 
     def render(self, main: list[Call]) -> str:
         calls = every_call(main)
-        sizes = [call.size for call in main]
+        children = [call for call in calls if call.track != MAIN_TRACK]
         subagents = [subagent for call in main for subagent in call.subagents]
-        sub_text = ""
-        if subagents:
-            sub_text = self.text["summary_subagents"].format(
-                count=len(calls) - len(main), agents=len(subagents)
-            )
-        summary = self.text["summary"].format(
-            calls=len(calls), main=len(main), subagents=sub_text, first=sizes[0], last=sizes[-1]
+        summary = self.text["summary_subagents" if subagents else "summary"].format(
+            calls=len(calls),
+            main=len(main),
+            count=len(children),
+            agents=len(subagents),
+            first=main[0].size,
+            last=main[-1].size,
+            largest=max([call.size for call in children], default=0),
         )
         rows = [
             Bar(
@@ -275,7 +282,7 @@ class Page:
             f'<ol class="hood-messages" start="0">\n{"".join(items)}</ol>\n'
             f'<details class="hood-part hood-other" id="{self.ident(call, "other")}">'
             f"<summary>{escape(self.text['other'])}</summary>"
-            f'<pre class="hood-json">{escape(pretty(other))}</pre></details>\n'
+            f'<pre class="hood-json"><code>{escape(pretty(other))}</code></pre></details>\n'
         )
         facts = [
             self.text["bytes"].format(call.size),
@@ -318,7 +325,7 @@ class Page:
         return (
             f'<details class="hood-part hood-{part} hood-new" id="{ident}"><summary>'
             f"{escape(facts)}</summary>"
-            f'<pre class="{kind}">{shown}</pre></details>\n'
+            f'<pre class="{kind}"><code>{shown}</code></pre></details>\n'
         )
 
     def message(self, call: Call, index: int, message: dict) -> tuple[str, bool]:
@@ -337,7 +344,7 @@ class Page:
             f'<li class="hood-new"><details open id="{ident}"><summary>{escape(head)} · '
             f'<span class="hood-badge">{escape(self.text["new"])}</span> · '
             f"{escape(gist(message))}</summary>"
-            f'<pre class="hood-json">{escape(pretty(message))}</pre></details></li>\n',
+            f'<pre class="hood-json"><code>{escape(pretty(message))}</code></pre></details></li>\n',
             True,
         )
 
@@ -371,7 +378,7 @@ class Page:
         return (
             f'<div class="hood-reply"><p class="hood-label">{escape(self.text["reply"])} · '
             f"{escape(' · '.join(self.reply_facts(call)))}</p>\n"
-            f'<pre class="hood-json" id="{ident}">{escape(pretty(shown))}</pre></div>\n'
+            f'<pre class="hood-json" id="{ident}"><code>{escape(pretty(shown))}</code></pre></div>\n'
         )
 
     def subagents(self, call: Call) -> str:
