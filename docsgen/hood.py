@@ -1,4 +1,4 @@
-""""Under the hood": every model call of a version's offline demo, as the scripted server got it.
+""" "Under the hood": every model call of a version's offline demo, as the scripted server got it.
 
 `python -m scripted.demo vN --record F` saves each request the script sent (its raw body, its size
 in bytes, the track of the scenario that answered it) and the reply. The build runs the demos
@@ -208,6 +208,11 @@ def gist(message: dict) -> str:
     return " · ".join(parts)
 
 
+def code_block(text: str, kind: str, ident: str = "") -> str:
+    anchor = f' id="{ident}"' if ident else ""
+    return f'<pre class="{kind}"{anchor}><code>{escape(text)}</code></pre>'
+
+
 def clip_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= GIST_LENGTH else line[: GIST_LENGTH - 1] + "…"
@@ -282,7 +287,7 @@ class Page:
             f'<ol class="hood-messages" start="0">\n{"".join(items)}</ol>\n'
             f'<details class="hood-part hood-other" id="{self.ident(call, "other")}">'
             f"<summary>{escape(self.text['other'])}</summary>"
-            f'<pre class="hood-json"><code>{escape(pretty(other))}</code></pre></details>\n'
+            f"{code_block(pretty(other), 'hood-json')}</details>\n"
         )
         facts = [
             self.text["bytes"].format(call.size),
@@ -316,16 +321,16 @@ class Page:
             )
         ident = self.ident(call, part)
         self.shown[key] = (ident, self.call_name(call))
-        if isinstance(value, str):
-            shown, size = escape(value), self.text["characters"].format(len(value))
+        if isinstance(value, str):  # a system prompt reads better as text than as a JSON string
+            shown, size = value, self.text["characters"].format(len(value))
             kind = "hood-text"
         else:
-            shown, size, kind = escape(pretty(value)), "", "hood-json"
+            shown, size, kind = pretty(value), "", "hood-json"
         facts = " · ".join(filter(None, [title, size, self.text["new"]]))
         return (
             f'<details class="hood-part hood-{part} hood-new" id="{ident}"><summary>'
             f"{escape(facts)}</summary>"
-            f'<pre class="{kind}"><code>{shown}</code></pre></details>\n'
+            f"{code_block(shown, kind)}</details>\n"
         )
 
     def message(self, call: Call, index: int, message: dict) -> tuple[str, bool]:
@@ -341,10 +346,10 @@ class Page:
         ident = self.ident(call, f"m{index}")
         self.shown[key] = (ident, self.text["unchanged"].format(self.call_name(call)))
         return (
-            f'<li class="hood-new"><details open id="{ident}"><summary>{escape(head)} · '
+            f'<li class="hood-new"><details open="open" id="{ident}"><summary>{escape(head)} · '
             f'<span class="hood-badge">{escape(self.text["new"])}</span> · '
             f"{escape(gist(message))}</summary>"
-            f'<pre class="hood-json"><code>{escape(pretty(message))}</code></pre></details></li>\n',
+            f"{code_block(pretty(message), 'hood-json')}</details></li>\n",
             True,
         )
 
@@ -370,15 +375,16 @@ class Page:
                 ident,
                 self.text["reply_to"].format(self.call_name(call)),
             )
-            shown = {"content": content, **{
-                key: call.reply["body"][key] for key in ("stop_reason", "usage")
-            }}
+            shown = {
+                "content": content,
+                **{key: call.reply["body"][key] for key in ("stop_reason", "usage")},
+            }
         else:
             shown = call.reply["body"]
         return (
             f'<div class="hood-reply"><p class="hood-label">{escape(self.text["reply"])} · '
             f"{escape(' · '.join(self.reply_facts(call)))}</p>\n"
-            f'<pre class="hood-json" id="{ident}"><code>{escape(pretty(shown))}</code></pre></div>\n'
+            f"{code_block(pretty(shown), 'hood-json', ident)}</div>\n"
         )
 
     def subagents(self, call: Call) -> str:
