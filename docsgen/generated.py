@@ -142,7 +142,7 @@ def demo_transcript(version: str, record: Path | None = None) -> str:
         )
     output = result.stdout.replace(str(Path(workdir).resolve()), f"/tmp/agent-demo-{version}")
     if record:
-        hide_folder(record, str(Path(workdir).resolve()), f"/tmp/agent-demo-{version}")
+        hide_folder(record, str(Path(workdir).resolve()))
     return f"$ python -m scripted.demo {version}\n{steady(output)}"
 
 

@@ -430,10 +430,13 @@ def hood_files(recordings: dict[str, list[dict]]) -> dict[Path, str]:
     return files
 
 
-def hide_folder(record: Path, folder: str, shown: str) -> None:
-    """Write the demo's random work folder as the transcript does (/tmp/agent-demo-v1), so two
-    builds make the same pages. Each request keeps the size the server measured."""
+def hide_folder(record: Path, folder: str) -> None:
+    """Mask the random part of the demo's work folder (/tmp/agent-demo-v1-k2j4h7sd becomes
+    /tmp/agent-demo-v1-xxxxxxxx), so two builds make the same pages. Same length, so each request
+    keeps the size the server measured."""
+    head, _, random_part = folder.rpartition("-")
+    masked = f"{head}-{'x' * len(random_part)}"
     recording = load_recording(record)
     for request in recording:
-        request["raw"] = request["raw"].replace(folder, shown)
+        request["raw"] = request["raw"].replace(folder, masked)
     record.write_text(json.dumps(recording, ensure_ascii=False), encoding="utf-8")
