@@ -263,8 +263,12 @@ class Page:
         )
         body = "".join(self.call(call) for call in main)
         return (
-            f'<div class="hood" data-version="{self.version}" data-calls="{len(calls)}">\n'
-            f'<p class="hood-summary">{escape(summary)}</p>\n{chart}{body}</div>\n'
+            # Search would find every word of every request many times over: left out of the index.
+            # A <section>, not a <div>: Material's indexer ends an exclusion at the first closing
+            # tag of the same name, and the calls hold <div>s.
+            f'<section class="hood" data-version="{self.version}" data-calls="{len(calls)}" '
+            'data-search-exclude="data-search-exclude">\n'
+            f'<p class="hood-summary">{escape(summary)}</p>\n{chart}{body}</section>\n'
         )
 
     def call(self, call: Call) -> str:

@@ -48,7 +48,7 @@ def element_at(html: str, opening: str) -> ET.Element:
 
 
 def hood(site: Path, language: str, version: str) -> ET.Element:
-    return element_at(html_of(site, language, f"{version}.md"), '<div class="hood"')
+    return element_at(html_of(site, language, f"{version}.md"), '<section class="hood"')
 
 
 def classes(element: ET.Element) -> set[str]:
@@ -497,3 +497,11 @@ def test_the_stylesheet_is_the_same_for_both_languages_and_linked(built_site):
     for language in LANGUAGES:
         assert 'href="../assets/hood.css"' in html_of(built_site, language, "v1.md")
     assert "var(--md-" in english.decode()
+
+
+def test_search_leaves_the_requests_out(built_site):
+    """The prose around them is searchable; the JSON of every request would drown it."""
+    for folder in (built_site, built_site / "ja"):
+        index = (folder / "search" / "search_index.json").read_text(encoding="utf-8")
+        assert "toolu_01scripted" not in index
+        assert "Under the hood" in index or "内部を見る" in index
