@@ -62,10 +62,10 @@ def tool_names(source: str) -> list[str]:
 
 def definitions(source: str) -> dict[str, str]:
     """Each top-level function and class by name, with its code."""
-    tree = ast.parse(source)
+    lines = source.splitlines()  # (ast.get_source_segment splits the file again for each one)
     return {
-        node.name: ast.get_source_segment(source, node)
-        for node in tree.body
+        node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in ast.parse(source).body
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     }
 
@@ -85,8 +85,9 @@ def what_changed(old_file: Path, new_file: Path, sections: list[list[str]], diff
     old_sections, new_sections = sections
     old_definitions, new_definitions = definitions(old_source), definitions(new_source)
     added, removed = diff_counts(diff)
+    old_tools = tool_names(old_source)
     return Changes(
-        tools=[name for name in tool_names(new_source) if name not in tool_names(old_source)],
+        tools=[name for name in tool_names(new_source) if name not in old_tools],
         sections=[name for name in new_sections if name not in old_sections],
         functions=[name for name in new_definitions if name not in old_definitions],
         changed=[
