@@ -8,6 +8,7 @@ started them. The "What changed" cards and the charts are checked against counts
 way. Nothing here runs a demo again.
 """
 
+import functools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -47,6 +48,7 @@ def element_at(html: str, opening: str) -> ET.Element:
     return ET.fromstring(html[start:position])
 
 
+@functools.cache  # read once per run: many tests look at the same page (none changes it)
 def hood(site: Path, language: str, version: str) -> ET.Element:
     return element_at(html_of(site, language, f"{version}.md"), '<section class="hood"')
 
@@ -71,10 +73,12 @@ def code_text(element: ET.Element) -> str:
     return pre.find("code").text or ""
 
 
+@functools.cache
 def records(version: str) -> list[dict]:
     return json.loads((GENERATED / "hood" / "records" / f"{version}.json").read_text("utf-8"))
 
 
+@functools.cache
 def bodies(version: str) -> list[dict]:
     return [json.loads(record["raw"]) for record in records(version)]
 
