@@ -76,31 +76,43 @@ def delegated(paths: list[str]) -> dict:
     }
 
 
-def largest_main_request(api: ScriptedAPI, version: str, scenario: dict) -> int:
-    """Run the question through the version; return the size in bytes of its largest main-agent
-    request."""
+def run_question(api: ScriptedAPI, version: str, scenario: dict) -> list[dict]:
+    """Run the question through the version; return its requests in order: the track that
+    answered each (default: the main agent) and its size in bytes."""
     api.play(scenario)
     agent = load_agent(version)
     with contextlib.redirect_stdout(io.StringIO()):
         code = agent.run_turn([], QUESTION)
     if code != 0 or api.violations or api.problems or api.remaining():
         sys.exit(f"{version} did not play the scenario: {api.violations + api.problems}")
-    return max(request.size for request in api.requests if request.track == "default")
+    return [{"track": request.track, "size": request.size} for request in api.requests]
+
+
+def largest_main_request(requests: list[dict]) -> int:
+    return max(request["size"] for request in requests if request["track"] == "default")
 
 
 def measure() -> dict:
-    """The largest main-agent request, inline and delegated, in bytes (the docs show these)."""
+    """The largest main-agent request, inline and delegated, in bytes, and every request of the
+    two runs in order (the docs show these: the numbers, and a chart of the requests)."""
     previous = "v2" if "v2" in VERSIONS else "v1"
     api = ScriptedAPI()
     os.environ.update(api.client_env("bench"))
     with tempfile.TemporaryDirectory() as workdir:
         os.chdir(workdir)
         paths = write_project(Path(workdir))
-        read_inline = largest_main_request(api, previous, inline(paths))
-        read_by_subagent = largest_main_request(api, "v3", delegated(paths))
+        requests = {
+            "inline": run_question(api, previous, inline(paths)),
+            "delegated": run_question(api, "v3", delegated(paths)),
+        }
         os.chdir(ROOT)
     api.stop()
-    return {"previous": previous, "inline": read_inline, "delegated": read_by_subagent}
+    return {
+        "previous": previous,
+        "inline": largest_main_request(requests["inline"]),
+        "delegated": largest_main_request(requests["delegated"]),
+        "requests": requests,
+    }
 
 
 def main() -> None:

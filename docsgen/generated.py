@@ -9,6 +9,9 @@ repository root:
     --8<-- "diffs/v1-to-v2.diff"         unified diff of v1_basic.py -> v2_planning.py
     --8<-- "transcripts/v1.txt"          what `python -m scripted.demo v1` prints
     {{ hygiene.delegated }}              a number (numbers.json; see docsgen/numbers.py)
+    --8<-- "hood/en/v1.html"             every model call of that demo run (docsgen/hood.py)
+    --8<-- "changes/en/v1-to-v2.html"    the "What changed" card above a diff (docsgen/changes.py)
+    --8<-- "charts/en/gistdex.html"      a chart, drawn as SVG (docsgen/charts.py)
 
 A section of a script starts at a heading comment such as
 `# -- loop -- the agent loop` and runs to the next one (the last, to the end of
@@ -32,6 +35,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from docsgen.changes import card_files, what_changed
+from docsgen.charts import chart_files
+from docsgen.hood import hide_folder, hood_files, load_recording
 from docsgen.numbers import hygiene_sizes, page_numbers
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
@@ -112,14 +118,16 @@ def diff_path(old: str, new: str) -> Path:
 # -- transcripts of the offline demo -------------------------------------------
 
 
-def demo_transcript(version: str) -> str:
+def demo_transcript(version: str, record: Path | None = None) -> str:
     """Run the offline demo and return what a terminal would show, command line included, made
-    the same on every build (see steady)."""
+    the same on every build (see steady). With record, the demo also saves there every request
+    it got and the reply (for docsgen/hood.py)."""
     # Not a tty, so the scripts print no colours; NO_COLOR says so to anything that asks anyway.
     env = {**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
     with tempfile.TemporaryDirectory(prefix=f"agent-demo-{version}-") as workdir:
         result = subprocess.run(
-            [sys.executable, "-m", "scripted.demo", version, "--workdir", workdir],
+            [sys.executable, "-m", "scripted.demo", version, "--workdir", workdir]
+            + (["--record", str(record)] if record else []),
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -133,6 +141,8 @@ def demo_transcript(version: str) -> str:
             f"`python -m scripted.demo {version}` exited with {result.returncode}:\n{result.stdout}"
         )
     output = result.stdout.replace(str(Path(workdir).resolve()), f"/tmp/agent-demo-{version}")
+    if record:
+        hide_folder(record, str(Path(workdir).resolve()))
     return f"$ python -m scripted.demo {version}\n{steady(output)}"
 
 
@@ -197,13 +207,22 @@ def expected_files() -> dict[Path, str]:
         if (ROOT / script).exists():
             for name, code in script_sections(ROOT / script).items():
                 files[section_path(script, name)] = code
+    made = {}  # by path under .generated/
     for old, new in diff_pairs():
-        files[diff_path(old, new)] = version_diff(ROOT / VERSIONS[old], ROOT / VERSIONS[new])
+        old_file, new_file = ROOT / VERSIONS[old], ROOT / VERSIONS[new]
+        diff = files[diff_path(old, new)] = version_diff(old_file, new_file)
+        sections = [list(script_sections(path)) for path in (old_file, new_file)]
+        made.update(card_files(old, new, what_changed(old_file, new_file, sections, diff)))
     versions = demo_versions()
     # Each demo, and the benchmark the pages quote, is a separate process: they run side by side.
-    with ThreadPoolExecutor() as pool:
+    # One run of each demo makes its transcript and, recorded, its "Under the hood" pages.
+    with tempfile.TemporaryDirectory(prefix="docsgen-") as folder, ThreadPoolExecutor() as pool:
         hygiene = pool.submit(hygiene_sizes)
-        transcripts = dict(zip(versions, pool.map(demo_transcript, versions), strict=True))
+        records = {version: Path(folder) / f"{version}.json" for version in versions}
+        runs = pool.map(demo_transcript, versions, records.values())
+        transcripts = dict(zip(versions, runs, strict=True))
+        recordings = {version: load_recording(path) for version, path in records.items()}
+    made.update(hood_files(recordings))
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
     numbers = page_numbers(hygiene.result(), transcripts)
@@ -212,6 +231,8 @@ def expected_files() -> dict[Path, str]:
             for name, first in section_first_lines(ROOT / script).items():
                 numbers[f"lines.{Path(script).stem}/{name}"] = str(first)
     files[NUMBERS] = json.dumps(numbers, indent=2) + "\n"
+    made.update(chart_files(hygiene.result()))
+    files.update({GENERATED / path: text for path, text in made.items()})
     return files
 
 

@@ -7,6 +7,7 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     the context-hygiene benchmark             run (`bench/context_hygiene.py --json`); its sizes
                                               do not depend on the machine
     the demo transcripts                      token counts read off what the build just ran
+    the gistdex case (Context budget)         docsgen/charts.py's GISTDEX, which its chart draws
 
 Times are not here: they depend on the machine, so the pages say how to measure them instead.
 An unknown name on a page stops the build, naming the page and the name.
@@ -19,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from docsgen.charts import GISTDEX
 from scripted import ROOT, SCRIPTS
 
 PLACEHOLDER = re.compile(r"\{\{ *([^{}]*?) *\}\}")  # any {{ ... }}: an unknown name is an error
@@ -125,6 +127,7 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
         "parallel.target": str(constant(ROOT / "bench" / "parallel.py", "TARGET_RATIO")),
         "v3.progress_tick": str(constant(v3, "PROGRESS_TICK")),
     }
+    numbers.update({f"gistdex.{name}": f"{value:,}" for name, value in GISTDEX.items()})
     for version, script in SCRIPTS.items():
         if (ROOT / script).exists():
             for name, value in number_constants(ROOT / script).items():

@@ -2,11 +2,13 @@
 
     python -m scripted.demo v1              # v1_basic.py plays scripted/scenarios/v1_demo.yaml
     python -m scripted.demo v2 --workdir D  # work in folder D instead of a fresh temporary one
+    python -m scripted.demo v3 --record F   # also save every request and reply as JSON in file F
 
 The script runs unchanged, as a subprocess: only ANTHROPIC_BASE_URL points at a scripted Messages
 API server on 127.0.0.1, so what you see is exactly what the script prints against real Claude. """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from scripted.server import ScriptedAPI, load_scenario
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 
-def run_demo(version: str, workdir: Path) -> int:
+def run_demo(version: str, workdir: Path, record: Path | None = None) -> int:
     """Play the version's demo scenario in workdir; return the script's exit code (1 if the script
     broke the API's rules)."""
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
@@ -52,9 +54,26 @@ def run_demo(version: str, workdir: Path) -> int:
         ).returncode
     finally:
         api.stop()
+    if record is not None:
+        record.write_text(json.dumps(recording(api), ensure_ascii=False), encoding="utf-8")
     for problem in api.violations + api.problems:
         print(f"[demo: {problem}]", file=sys.stderr)
     return code or (1 if api.violations or api.problems else 0)
+
+
+def recording(api: ScriptedAPI) -> list[dict]:
+    """Every request in arrival order, as the server got it (the raw body, its size in bytes, the
+    track that answered it) and the reply it sent. The docs' "Under the hood" pages are made from
+    this."""
+    return [
+        {
+            "track": request.track,
+            "size": request.size,
+            "raw": request.raw.decode("utf-8"),
+            "reply": request.reply,
+        }
+        for request in api.requests
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,12 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workdir", type=Path, help="folder to work in (default: a fresh temporary folder)"
     )
+    parser.add_argument("--record", type=Path, help="save the requests and replies as JSON here")
     args = parser.parse_args(argv)
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        return run_demo(args.version, args.workdir.resolve())
+        return run_demo(args.version, args.workdir.resolve(), args.record)
     with tempfile.TemporaryDirectory(prefix=f"agent-demo-{args.version}-") as tmp:
-        return run_demo(args.version, Path(tmp))
+        return run_demo(args.version, Path(tmp), args.record)
 
 
 if __name__ == "__main__":

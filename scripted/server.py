@@ -348,6 +348,7 @@ class Recorded:
     size: int
     received: float = field(default_factory=time.monotonic)
     answered: float = 0.0  # time.monotonic() as the reply starts to go out (0.0 until then)
+    reply: dict | None = None  # {"status", "body"} of the answer: the message or the error
 
 
 @dataclass
@@ -461,6 +462,8 @@ class ScriptedAPI:
         with self._lock:
             reply, record = self._answer(method, path, raw, headers)
             reply.headers["request-id"] = self._next_id("req_scripted")
+            if record is not None:
+                record.reply = {"status": reply.status, "body": reply.body}
             return reply, record
 
     def _answer(

@@ -1,0 +1,224 @@
+"""Charts on the pages, drawn as SVG while the site is built: no plotting library, nothing loaded
+from another host, and no number typed twice.
+
+    charts/en/context-hygiene.html   request sizes per model call: v2 reads 20 files inline,
+                                     v3 has an explore subagent read them: the run of
+                                     bench/context_hygiene.py whose numbers the v3 page quotes
+    charts/en/gistdex.html           the gistdex case of the Context budget chapter (GISTDEX below)
+
+(and the same under charts/ja/). Each file is one <figure> with an inline <svg>, so the page's own
+colours apply: text is currentColor and the bars use mkdocs-material's CSS variables (see
+docs_*/assets/hood.css), which keeps a chart readable in the dark scheme too.
+"""
+
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+# The gistdex case (docs_*/context-budget.md), from the gistdex authors' notes on their
+# gistdex_agent_query tool: what one query returned, Claude Code's limit on one MCP tool response,
+# how many results the query had, and the ceilings they set for the two smaller modes (`full`
+# returns everything, as before). The pages' prose says the same numbers; tests/test_hood.py
+# checks that it does.
+GISTDEX = {
+    "response_tokens": 48_727,
+    "limit_tokens": 25_000,
+    "results": 3,
+    "detailed_tokens": 15_000,
+    "summary_tokens": 5_000,
+}
+
+LABELS = {
+    "en": {
+        "bytes": "{:,} bytes",
+        "tokens": "{:,} tokens",
+        "at_most": "at most {:,} tokens (target)",
+        "hygiene_title": "Read 20 files, then answer: the size of every request, in order",
+        "hygiene_desc": (
+            "v2 reads the files itself: its largest request is {inline:,} bytes. v3 hands the "
+            "reading to an explore subagent: the main agent's largest request is {main:,} bytes, "
+            "{ratio:.3f} of v2's. The subagent's own requests grow as v2's do, but they are "
+            "dropped when it reports."
+        ),
+        "inline_group": "{version}: the main agent reads",
+        "delegated_group": "v3: an explore subagent reads",
+        "main_call": "main agent, call {}",
+        "sub_call": "subagent, call {}",
+        "gistdex_title": "gistdex_agent_query: one response against the limit, and the three modes",
+        "gistdex_desc": (
+            "One query with {results} results returned {response_tokens:,} tokens; Claude Code "
+            "accepts at most {limit_tokens:,} from one tool response. The authors' targets: "
+            "summary (the default) at most {summary_tokens:,}, detailed at most "
+            "{detailed_tokens:,}, full everything, as before."
+        ),
+        "full": "full: everything, as before",
+        "detailed": "detailed",
+        "summary": "summary (the default)",
+        "limit": "Claude Code's limit, {:,}",
+    },
+    "ja": {
+        "bytes": "{:,} バイト",
+        "tokens": "{:,} トークン",
+        "at_most": "最大 {:,} トークン（目標）",
+        "hygiene_title": "20 ファイルを読んでから答える: すべてのリクエストの大きさ（送った順）",
+        "hygiene_desc": (
+            "v2 はファイルを自分で読み、最大のリクエストは {inline:,} バイトです。v3 は読む仕事を "
+            "explore サブエージェントに任せ、メインエージェントの最大のリクエストは {main:,} "
+            "バイト、v2 の {ratio:.3f} 倍です。サブエージェント自身のリクエストは v2 と同じように"
+            "大きくなりますが、報告を返した時点で捨てられます。"
+        ),
+        "inline_group": "{version}: メインエージェントが読む",
+        "delegated_group": "v3: explore サブエージェントが読む",
+        "main_call": "メインエージェント、{} 回目",
+        "sub_call": "サブエージェント、{} 回目",
+        "gistdex_title": "gistdex_agent_query: 1 回の応答と上限、そして 3 つのモード",
+        "gistdex_desc": (
+            "検索結果 {results} 件の 1 回の検索が {response_tokens:,} トークンを返しました。"
+            "Claude Code が 1 回のツール応答から受け取るのは最大 {limit_tokens:,} トークンです。"
+            "作者の目標は、summary（既定）が最大 {summary_tokens:,}、detailed が最大 "
+            "{detailed_tokens:,}、full はこれまでどおりすべてです。"
+        ),
+        "full": "full: これまでどおりすべて",
+        "detailed": "detailed",
+        "summary": "summary（既定）",
+        "limit": "Claude Code の上限 {:,}",
+    },
+}
+
+# -- drawing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Bar:
+    label: str
+    value: int
+    text: str  # what is written after the bar, e.g. "4,939 bytes"
+    kind: str = "main"  # the CSS class: main, sub (a subagent's), over (too large), fit
+
+
+@dataclass
+class Group:
+    title: str  # a row of text only, above the bars it names
+
+
+ROW = 22  # pixels per row
+BAR = 13  # height of a bar
+FONT = 12  # font size of every text
+VALUE_ROOM = 190  # room right of the longest bar for its text
+WIDTH = 720
+
+
+def text_width(text: str) -> int:
+    """About how wide a text is drawn at FONT pixels: wide (CJK) characters count double."""
+    return sum(FONT if ord(char) > 0x2E80 else FONT * 0.6 for char in text).__ceil__()
+
+
+def bar_chart(
+    ident: str,
+    rows: list[Bar | Group],
+    title: str,
+    description: str,
+    marker: tuple[int, str] | None = None,
+) -> str:
+    """Horizontal bars, one row each, with an optional vertical line (a limit) across them. ident
+    names the chart's title and description for screen readers: unique on its page."""
+    label_room = max(text_width(row.label) for row in rows if isinstance(row, Bar)) + 16
+    scale_room = WIDTH - label_room - VALUE_ROOM
+    values = [row.value for row in rows if isinstance(row, Bar)]
+    largest = max(values + [marker[0] if marker else 0])
+    top = ROW if marker else 4
+    height = top + ROW * len(rows) + 4
+    parts = [
+        f'<svg class="hood-svg" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
+        f'aria-labelledby="{ident}-t {ident}-d" xmlns="http://www.w3.org/2000/svg" '
+        f'font-size="{FONT}" fill="currentColor">',
+        f'<title id="{ident}-t">{escape(title)}</title>',
+        f'<desc id="{ident}-d">{escape(description)}</desc>',
+    ]
+    for index, row in enumerate(rows):
+        y = top + ROW * index
+        if isinstance(row, Group):
+            parts.append(f'<text x="0" y="{y + 15}" font-weight="bold">{escape(row.title)}</text>')
+            continue
+        length = max(1, round(row.value / largest * scale_room))
+        parts += [
+            f'<text x="{label_room - 8}" y="{y + 15}" text-anchor="end">{escape(row.label)}</text>',
+            f'<rect class="bar-{row.kind}" x="{label_room}" y="{y + 5}" width="{length}" '
+            f'height="{BAR}"/>',
+            f'<text x="{label_room + length + 6}" y="{y + 15}">{escape(row.text)}</text>',
+        ]
+    if marker:
+        x = label_room + round(marker[0] / largest * scale_room)
+        parts += [
+            f'<line class="limit" x1="{x}" y1="{top - 4}" x2="{x}" y2="{height}" '
+            'stroke="currentColor" stroke-dasharray="4 3"/>',
+            f'<text x="{x}" y="{top - 8}" text-anchor="middle">{escape(marker[1])}</text>',
+        ]
+    parts.append("</svg>")
+    return (
+        f'<figure class="hood-chart">\n{"".join(parts)}\n'
+        f"<figcaption>{escape(title)}</figcaption>\n</figure>\n"
+    )
+
+
+# -- the context-hygiene chart (v3) -----------------------------------------------------------
+
+
+def context_hygiene_chart(hygiene: dict, language: str) -> str:
+    """hygiene: what `bench/context_hygiene.py --json` printed (docsgen/numbers.py runs it)."""
+    labels = LABELS[language]
+    rows: list[Bar | Group] = []
+    for run, group in [("inline", "inline_group"), ("delegated", "delegated_group")]:
+        rows.append(Group(labels[group].format(version=hygiene["previous"])))
+        counts = {"main": 0, "sub": 0}
+        for request in hygiene["requests"][run]:
+            kind = "main" if request["track"] == "default" else "sub"
+            counts[kind] += 1
+            label = labels[f"{kind}_call"].format(counts[kind])
+            rows.append(Bar(label, request["size"], labels["bytes"].format(request["size"]), kind))
+    inline, main = hygiene["inline"], hygiene["delegated"]
+    description = labels["hygiene_desc"].format(inline=inline, main=main, ratio=main / inline)
+    return bar_chart("chart-hygiene", rows, labels["hygiene_title"], description)
+
+
+# -- the gistdex chart (Context budget) --------------------------------------------------------
+
+
+def gistdex_chart(language: str) -> str:
+    labels = LABELS[language]
+    rows: list[Bar | Group] = [
+        Bar(
+            labels["full"],
+            GISTDEX["response_tokens"],
+            labels["tokens"].format(GISTDEX["response_tokens"]),
+            "over",
+        ),
+        Bar(
+            labels["detailed"],
+            GISTDEX["detailed_tokens"],
+            labels["at_most"].format(GISTDEX["detailed_tokens"]),
+            "fit",
+        ),
+        Bar(
+            labels["summary"],
+            GISTDEX["summary_tokens"],
+            labels["at_most"].format(GISTDEX["summary_tokens"]),
+            "fit",
+        ),
+    ]
+    limit = (GISTDEX["limit_tokens"], labels["limit"].format(GISTDEX["limit_tokens"]))
+    description = labels["gistdex_desc"].format(**GISTDEX)
+    return bar_chart("chart-gistdex", rows, labels["gistdex_title"], description, limit)
+
+
+def chart_path(language: str, name: str) -> Path:
+    return Path("charts") / language / f"{name}.html"
+
+
+def chart_files(hygiene: dict) -> dict[Path, str]:
+    """Every chart, in both languages, by its path under .generated/."""
+    files = {}
+    for language in LABELS:
+        files[chart_path(language, "context-hygiene")] = context_hygiene_chart(hygiene, language)
+        files[chart_path(language, "gistdex")] = gistdex_chart(language)
+    return files
