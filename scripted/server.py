@@ -359,6 +359,9 @@ class Reply:
     latency: float = 0.0
     headers: dict = field(default_factory=dict)
     hold: bool | str = False  # True: wait before the reply; "midway": halfway through the stream
+    # The release() of the scenario that was playing when the request came. A handler thread can
+    # reach its wait late, after the test is over and the next one has called play().
+    released: threading.Event | None = None
 
 
 class ScriptedAPI:
@@ -442,10 +445,11 @@ class ScriptedAPI:
         """Let the replies of `hold: true` turns go out, the waiting ones and any still to come."""
         self._released.set()
 
-    def wait_for_release(self) -> None:
-        released = self._released
-        if not released.wait(HOLD_LIMIT):
+    def wait_for_release(self, reply: Reply) -> None:
+        if not reply.released.wait(HOLD_LIMIT):
             with self._lock:
+                if reply.released is not self._released:
+                    return  # that scenario's test is over: not a problem of the one playing now
                 self.problems.append(
                     f"a `hold: true` reply waited {HOLD_LIMIT} s: the test never called release()"
                 )
@@ -518,6 +522,7 @@ class ScriptedAPI:
             stream,
             turn.get("latency", 0),
             hold=turn.get("hold", False),
+            released=self._released,
         )
 
     def _track_for(self, body: dict) -> tuple[str, deque]:
@@ -574,7 +579,7 @@ class Handler(BaseHTTPRequestHandler):
         reply, record = self.server.api.answer(self.command, self.path.split("?")[0], raw, headers)
         time.sleep(reply.latency)  # outside the lock, so concurrent requests overlap
         if reply.hold is True:
-            self.server.api.wait_for_release()
+            self.server.api.wait_for_release(reply)
         if record is not None:
             # Before the first byte goes out: a client that has the reply must find it stamped.
             # Stamped after the write, the client could read the record before this line ran.
@@ -598,7 +603,7 @@ class Handler(BaseHTTPRequestHandler):
             for number, (event, data) in enumerate(events):
                 if reply.hold == "midway" and number == len(events) // 2:
                     self.wfile.flush()
-                    self.server.api.wait_for_release()
+                    self.server.api.wait_for_release(reply)
                 self.wfile.write(f"event: {event}\ndata: {to_json(data)}\n\n".encode())
             return
         payload = to_json(reply.body).encode()

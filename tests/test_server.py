@@ -9,6 +9,7 @@ from pathlib import Path
 import anthropic
 import pytest
 
+from scripted import server
 from scripted.server import load_scenario, validate_request
 
 MODEL = "claude-sonnet-4-6"
@@ -205,6 +206,24 @@ def test_a_held_reply_goes_out_only_after_release(scripted_api, client):
     scripted_api.release()
     asking.join()
     assert answers[0].content[0].text == "Held."
+
+
+def test_a_held_reply_waits_for_the_release_of_its_own_scenario(scripted_api, client, monkeypatch):
+    """A handler thread can reach its wait after its test released the reply and the next test
+    called play() (a busy machine runs it late; the latency stands in for that). The reply still
+    goes out at once, and the next test is not blamed for a hold it never made."""
+    monkeypatch.setattr(server, "HOLD_LIMIT", 2)  # the wrong wait would end after 2 s, not 30
+    scripted_api.play({"turns": [{"text": "Held.", "hold": True, "latency": 0.5}]})
+    answers = []
+    asking = threading.Thread(target=lambda: answers.append(ask(client, "Hi.")))
+    asking.start()
+    while not scripted_api.requests:
+        time.sleep(0.01)
+    scripted_api.release()  # the first test ends here...
+    scripted_api.play({"turns": []})  # ...and the next one begins while the handler still sleeps
+    asking.join()
+    assert answers[0].content[0].text == "Held."
+    assert scripted_api.problems == []
 
 
 def test_a_reply_held_midway_streams_its_first_half_then_waits_for_release(scripted_api, client):
