@@ -121,6 +121,7 @@ def test_every_model_call_of_the_demo_is_shown_with_the_size_the_server_measured
         assert call.get("data-track") == record["track"]
 
 
+@pytest.mark.usefixtures("built_site")  # .generated/ holds this run's build
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_recording_is_of_the_run_the_transcript_shows(version):
     """The transcript's token lines are the main agent's calls: as many, with the same counts."""
@@ -271,6 +272,7 @@ def test_a_subagents_calls_sit_under_the_task_call_that_started_it(built_site, l
     assert {call.get("data-track") for call in top_level} == {MAIN}
 
 
+@pytest.mark.usefixtures("built_site")  # .generated/ holds this run's build
 def test_nesting_by_arrival_order_instead_of_by_track_is_caught():
     """The explorers of the v3 demo run at the same time, so their requests interleave; a nesting
     that trusts the order puts requests under the wrong Task, and the check above says so."""
@@ -281,6 +283,7 @@ def test_nesting_by_arrival_order_instead_of_by_track_is_caught():
     assert nesting_problems(nesting_by_order("v3"), "v3") != []
 
 
+@pytest.mark.usefixtures("built_site")  # .generated/ holds this run's build
 def test_the_main_agent_gets_the_reports_and_nothing_the_subagents_read():
     recorded, sent = records("v3"), bodies("v3")
     main = [number for number, record in enumerate(recorded, 1) if record["track"] == MAIN]
@@ -495,12 +498,13 @@ def test_the_hood_needs_no_script_and_no_other_host(built_site, version, languag
     assert label == ("Call 1" if language == "en" else "呼び出し 1")
 
 
-def test_the_stylesheet_is_the_same_for_both_languages_and_linked(built_site):
-    english = (ROOT / "docs_en" / "assets" / "hood.css").read_bytes()
-    assert english == (ROOT / "docs_ja" / "assets" / "hood.css").read_bytes()
+def test_one_stylesheet_serves_both_languages_and_is_linked(built_site):
+    css = ROOT / "docsgen" / "overrides" / "assets" / "stylesheets" / "hood.css"
+    for folder in (built_site, built_site / "ja"):
+        assert (folder / "assets" / "stylesheets" / "hood.css").read_bytes() == css.read_bytes()
     for language in LANGUAGES:
-        assert 'href="../assets/hood.css"' in html_of(built_site, language, "v1.md")
-    assert "var(--md-" in english.decode()
+        assert 'href="../assets/stylesheets/hood.css"' in html_of(built_site, language, "v1.md")
+    assert "var(--md-" in css.read_text(encoding="utf-8")
 
 
 def test_search_leaves_the_requests_out(built_site):
