@@ -1,7 +1,8 @@
 """Build the whole docs site, both languages, in strict mode: `python -m docsgen [--site-dir DIR]`.
 
     0. fetch the pinned mermaid into .vendor/ once, so diagrams draw offline (docsgen/vendor.py)
-    1. generate .generated/ (sections of the scripts, diffs between versions, demo transcripts)
+    1. generate .generated/ (sections of the scripts, diffs between versions, demo transcripts,
+       and from the same demo runs the "Under the hood" pages; the change cards; the charts)
     2. mkdocs build --strict -f mkdocs.yml       -> site/     (English)
     3. mkdocs build --strict -f mkdocs.ja.yml    -> site/ja/  (Japanese)
 
