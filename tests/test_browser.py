@@ -103,6 +103,23 @@ CODE_THAT_SCROLLS = """() => [...document.querySelectorAll('.md-typeset pre > co
     .map((code) => code.innerText.split('\\n')[0])"""
 
 
+def skip_without_mermaid(site: Path) -> None:
+    if not (site / "assets" / "javascripts" / "mermaid.min.js").exists():
+        pytest.skip("mermaid was not fetched: run `python -m docsgen.vendor` (.ci/run does)")
+
+
+# Open the first model call of the page's "Under the hood" section, and its request's messages:
+# how many elements are shown inside it afterwards (0: nothing opened).
+OPEN_THE_FIRST_CALL = """() => {
+    const call = document.querySelector('.hood details.hood-call');
+    if (!call) return -1;
+    call.querySelector(':scope > summary').click();
+    const parts = [...call.querySelectorAll('details.hood-part')];
+    parts.forEach((part) => part.querySelector(':scope > summary').click());
+    return [...call.querySelectorAll('pre')].filter((pre) => pre.offsetHeight > 0).length;
+}"""
+
+
 # Added and removed lines of a diff whose colour stops where their text stops.
 DIFF_LINES_NOT_FULL_WIDTH = """() => [...document.querySelectorAll('.highlight :is(.gi, .gd)')]
     .filter((line) => line.getBoundingClientRect().width
@@ -114,8 +131,7 @@ def test_every_page_loads_offline_draws_its_diagrams_fits_its_code_and_raises_no
     tab_not_searching, served_site, built_site, language
 ):
     tab = tab_not_searching
-    if not (built_site / "assets" / "javascripts" / "mermaid.min.js").exists():
-        pytest.skip("mermaid was not fetched: run `python -m docsgen.vendor` (.ci/run does)")
+    skip_without_mermaid(built_site)
     here, there = served_site, served_site + "ja/"
     if language == "ja":
         here, there = there, here
@@ -128,6 +144,8 @@ def test_every_page_loads_offline_draws_its_diagrams_fits_its_code_and_raises_no
         assert "sequenceDiagram" not in text and "flowchart" not in text, f"raw diagram on {path}"
         assert tab.errors == [], f"{language}/{path}: {tab.errors}"
         assert tab.page.evaluate(DIFF_LINES_NOT_FULL_WIDTH) == 0, f"{language}/{path}"
+        if path.startswith("v"):  # a chapter: its requests open, with no script, and show JSON
+            assert tab.page.evaluate(OPEN_THE_FIRST_CALL) > 0, f"{language}/{path}: hood"
         too_wide = tab.page.evaluate(CODE_THAT_SCROLLS)
         assert too_wide == [], f"{language}/{path}: code that scrolls sideways: {too_wide}"
         switch = tab.page.locator(f"a.md-select__link[hreflang={other}]")
@@ -161,7 +179,8 @@ NO_RESULTS_SHOWN = (
 
 
 @pytest.mark.parametrize("language", ["en", "ja"])
-def test_search_finds_the_page_of_each_glossary_term(tab, served_site, language):
+def test_search_finds_the_page_of_each_glossary_term(tab, served_site, built_site, language):
+    skip_without_mermaid(built_site)  # a page that waits for a blocked CDN never starts search
     base = served_site + ("ja/" if language == "ja" else "")
     tab.open(base)
     missed = []
