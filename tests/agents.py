@@ -200,6 +200,13 @@ def press_ctrl_c_once(condition) -> None:
         while not condition() and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.05)  # let the main thread get into what it does next: reading, sleeping
-        os.kill(os.getpid(), signal.SIGINT)
+        press_ctrl_c()
 
     threading.Thread(target=wait_then_press, daemon=True).start()
+
+
+def press_ctrl_c() -> None:
+    """SIGINT to the main thread itself, as a terminal's Ctrl-C reaches a program. Sent to the
+    process, the kernel may hand it to another thread (the scripted server's), and then a main
+    thread blocked reading a socket is not woken: Python's handler runs only once data arrives."""
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)

@@ -224,9 +224,13 @@ def test_ctrl_c_anywhere_in_a_model_call_stops_the_turn_and_keeps_the_conversati
     scripted_api.play({"turns": [turn, next_turn]})
     requests = scripted_api.requests
 
+    screen = sys.stdout  # capsys's: what the user has seen so far
+
     def the_moment_has_come() -> bool:
         if len(requests) != 1:
             return False
+        if turn.get("hold") == "midway":  # the first half is on the screen
+            return LONG_TEXT[:20] in screen.getvalue()
         # a held reply is stamped answered only once released; the others as they go out
         return turn.get("hold") is True or requests[0].answered > 0
 

@@ -6,7 +6,6 @@ read what each side sent: what the subagent was given, and what came back to the
 
 import os
 import shutil
-import signal
 import sys
 import threading
 import time
@@ -14,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import git_repository_with_one_commit, results_sent, versions_from
+from tests.agents import (
+    git_repository_with_one_commit,
+    press_ctrl_c,
+    results_sent,
+    versions_from,
+)
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v3"))
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -450,7 +454,7 @@ def test_ctrl_c_stops_running_subagents_and_answers_every_call(
     def press_ctrl_c_once_both_subagents_wait_for_the_model():
         while len(child_requests(scripted_api)) < 2:
             time.sleep(0.01)
-        os.kill(os.getpid(), signal.SIGINT)
+        press_ctrl_c()
 
     threading.Thread(
         target=press_ctrl_c_once_both_subagents_wait_for_the_model, daemon=True
