@@ -64,17 +64,21 @@ def hostile_repo(tmp_path, tmp_path_factory):
     commands run programs; each would leave a file in `marks`, a folder outside the work folder."""
     marks = tmp_path_factory.mktemp("marks")
     git_repository_with_one_commit(tmp_path)
+    sign_head_falsely(tmp_path)  # so that showing or checking the signature runs gpg.program
     (tmp_path / "a.txt").write_text("alpha\nbeta\n")
     (tmp_path / ".gitattributes").write_text("*.txt diff=shown\n")
     for key, name in [
         ("core.fsmonitor", "fsmonitor"),
         ("diff.external", "external-diff"),
         ("diff.shown.textconv", "textconv"),
-        ("gpg.program", "gpg"),
     ]:
         subprocess.run(
             ["git", "config", key, f"touch {marks / name}; cat"], cwd=tmp_path, check=True
         )
+    gpg = tmp_path_factory.mktemp("programs") / "gpg"  # git runs gpg.program without a shell
+    gpg.write_text(f"#!/bin/sh\ntouch {marks / 'gpg'}\n")
+    gpg.chmod(0o755)
+    subprocess.run(["git", "config", "gpg.program", str(gpg)], cwd=tmp_path, check=True)
     os.utime(tmp_path / "a.txt", (1, 1))  # a changed timestamp: git would refresh .git/index for it
     return marks
 
@@ -87,6 +91,7 @@ def hostile_repo(tmp_path, tmp_path_factory):
         "git status",
         "git log -p --format=%G?%s",
         "git show --show-signature",
+        "git log --show-signature",
         "git log -p --textconv",
     ],
 )
@@ -98,6 +103,54 @@ def test_a_hostile_repository_runs_no_program_and_writes_nothing(
     assert result["content"].endswith("[exit code 0]"), result["content"]
     assert list(hostile_repo.iterdir()) == []
     assert files(tmp_path) == before  # .git/index included
+
+
+def sign_head_falsely(folder) -> None:
+    """Give HEAD a PGP signature header (not a valid one: git must still call gpg to know)."""
+    commit = subprocess.run(
+        ["git", "cat-file", "commit", "HEAD"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    header, message = commit.split("\n\n", 1)
+    signature = "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAAB\n -----END PGP SIGNATURE-----"
+    signed = subprocess.run(
+        ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+        cwd=folder,
+        text=True,
+        input=f"{header}\n{signature}\n\n{message}",
+        capture_output=True,
+        check=True,
+    ).stdout.strip()
+    subprocess.run(["git", "update-ref", "HEAD", signed], cwd=folder, check=True)
+
+
+@pytest.fixture
+def partial_clone(tmp_path, tmp_path_factory) -> None:
+    """The work folder is a clone without file contents (--filter=blob:none) of a repository
+    outside it: showing a file makes git fetch the contents from there, unless it may not."""
+    origin = tmp_path_factory.mktemp("origin")
+    git_repository_with_one_commit(origin)
+    subprocess.run(["git", "config", "uploadpack.allowFilter", "true"], cwd=origin, check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{origin}", "."],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    # as an untrusted repository may: allow the file protocol, which git allows by default only
+    # to commands a user types, not to a fetch git starts by itself
+    subprocess.run(["git", "config", "protocol.file.allow", "always"], cwd=tmp_path, check=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_partial_clone_fetches_nothing(scripted_api, agent, partial_clone, mode, tmp_path):
+    before = files(tmp_path)
+    result = read_only_result(scripted_api, agent, "git show HEAD:a.txt")
+    assert not result["content"].endswith("[exit code 0]"), result["content"]
+    assert files(tmp_path) == before  # no pack fetched into .git/objects
 
 
 @pytest.fixture
