@@ -1,0 +1,24 @@
+"""The plumbing the four lessons lean on: guards, limits and the terminal, written once.
+
+A version script (v1_basic.py ... v4_skills.py) is a complete agent that a reader follows top to
+bottom; whatever a first reading can skip lives here, one module per concern, and the script
+imports it in one block that reads as its table of contents:
+
+    replies    what the API accepts in a history; a failed turn explained in one line
+    checks     a tool call the model got wrong becomes an error it can read
+    budget     the context budget: one limit for every tool result
+    commands   bounded command output; no process outlives a command
+    files      paths inside the work directory; regular files, opened safely
+    screen     what the user sees: streamed markdown, tool lines, progress (rich)
+    prompt     reading a message: line editing, history, pasted blocks, Ctrl-C (prompt_toolkit)
+    setup      settings, start-up checks, the API client, retry notices, API errors
+    todo       v2+: the todo list's rules, and how the list is shown
+    subagents  v3+: what the main agent reads when a subagent fails
+    read_only  v3+: the read-only shell's parser
+    sandbox    v3+: read-only at the OS level too (bubblewrap), or parsing only
+    status     v3+: one status line per running subagent
+    skills     v4: reading SKILL.md files, and the Agent Skills specification's rules
+
+Nothing here keeps state at module level: limits, the screen, the stop event and the client are
+passed in, so every script (and every test that loads one) gets its own.
+"""

@@ -1,0 +1,92 @@
+"""v3+: the read-only shell's parser: one command or a pipeline, every word checked.
+
+The parser decides what may run; plumbing/sandbox.py makes a command that got through unable to
+write, reach the network or see a secret.
+"""
+
+import shlex
+
+from plumbing.checks import ToolError
+
+REFUSED_TEXT = {  # looked for in the raw command line, quoted or not
+    "\n": "a line break starts a second command", "\r": "a line break starts a second command",
+    "`": "backticks run a command inside the command line",
+    "$(": "$( ) runs a command inside the command line",
+}
+OPERATORS = {  # shell operators by their first character, and why each is refused (| is fine)
+    ">": "> and >> write the output into a file",
+    "<": "< is not supported: give the file name as an argument",
+    ";": "; runs a second command", "&": "& and && run a second command",
+    "|": "|| and |& run a second command",
+    "(": "( ) runs commands in a subshell", ")": "( ) runs commands in a subshell",
+}
+
+
+def parse_read_only(command: str, commands: dict) -> list[list[str]]:
+    """Split a command line into the argument lists of a pipeline; refuse whatever could change
+    a file. `commands` maps each command allowed to its options that are refused."""
+    for text, why in REFUSED_TEXT.items():
+        if text in command:
+            raise ToolError(f"refused: {why}; read_only_bash runs one command, or a pipeline "
+                            "joined by |")
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)  # 'a>b': a, >, b, as a shell
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        words = list(lexer)
+    except ValueError as exc:  # an unclosed quote, say: what cannot be parsed is refused
+        raise ToolError(f"refused: cannot parse the command ({exc})") from None
+    pipeline = [[]]
+    for word in words:
+        if word == "|":
+            pipeline.append([])
+        elif word and set(word) <= set(OPERATORS):
+            raise ToolError(f"refused: {OPERATORS[word[0]]} (a quoted {word!r} counts too)")
+        else:
+            pipeline[-1].append(word)
+    for argv in pipeline:
+        check_read_only(argv, commands)
+    return pipeline
+
+
+def check_read_only(argv: list[str], commands: dict) -> None:
+    if not argv:
+        raise ToolError("refused: an empty command; a | needs a command on each side")
+    name = argv[0]
+    if name == "git":
+        name = " ".join(argv[:2])
+    if name not in commands:
+        raise ToolError(f"refused: {name!r} is not one of the read-only commands this tool runs: "
+                        f"{', '.join(commands)}. To get a file changed, say so in your "
+                        "report.")
+    for word in argv[1:]:
+        option = refused_option(word, commands[name])
+        if option:
+            raise ToolError(f"refused: {name} {option} writes files, runs a program or never ends")
+    if name == "uniq" and len(uniq_file_names(argv)) > 1:
+        raise ToolError("refused: uniq writes into its second file name; give it one file, or "
+                        "pipe into it")
+
+
+def uniq_file_names(argv: list[str]) -> list[str]:
+    """uniq's file names: words that are not options, "-", and every word after "--"."""
+    end = len(argv)
+    if "--" in argv:
+        end = argv.index("--")
+    names = [word for word in argv[1:end] if word == "-" or not word.startswith("-")]
+    return names + argv[end + 1:]
+
+
+def refused_option(word: str, refused: list[str]) -> str | None:
+    """The refused option that `word` spells, also abbreviated (--out=f) or grouped (-ro f)."""
+    for option in refused:
+        if option.startswith("--"):
+            name = word.split("=")[0]
+            spelled = len(name) > 2 and option.startswith(name)
+        elif len(option) == 2:
+            spelled = word.startswith("-") and not word.startswith("--") and option[1] in word[1:]
+        else:  # find's single-dash words such as -delete
+            spelled = word == option
+        if spelled:
+            return option
+    return None

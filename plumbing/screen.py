@@ -1,0 +1,249 @@
+"""What the user sees: the reply as it streams, tool calls and results, progress.
+
+On a terminal the screen is drawn with rich: the reply's markdown is rendered while it streams
+(lines that can no longer change are printed, the last few stay in a live window below them),
+and a live region at the bottom holds the spinner and v3's subagent status lines. In a pipe (a
+log, the tests, the docs' transcripts) everything is plain text, one event per line.
+
+Text from the model, from files and from commands can hold escape sequences: a window title, a
+clipboard write (OSC 52), a cursor move. rich passes ESC and 8-bit controls through, so every
+string passes `plain()` before it reaches the terminal.
+"""
+
+import io
+import json
+import re
+import sys
+import threading
+import time
+
+import anthropic
+from rich.cells import get_character_cell_size
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.spinner import Spinner
+from rich.text import Text
+
+PIPED_WIDTH = 100  # characters of a tool line when the output is not a terminal (logs, the docs)
+SPINNER_DELAY = 0.5  # seconds of silence before the spinner says what the agent waits for
+LIVE_LINES = 6  # lines of a streaming reply that may still change, kept in the live window
+REFRESHES_PER_SECOND = 10
+FAILED_COMMAND = re.compile(r"\[exit code (-?[1-9]\d*)\]\Z")  # run_bash's last line, not 0
+# A whole escape sequence (CSI, OSC, DCS/APC/PM/SOS strings, a two-character ESC x), 7-bit or
+# 8-bit; then any other control character on its own. Newline and tab are kept.
+CONTROL_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, colours, ...
+    r"|(?:\x1b[\]P^_X]|[\x9d\x90\x9e\x9f\x98])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # strings
+    r"|\x1b[ -~]?"  # ESC and one more character
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (but \t and \n), DEL, C1
+CONTROL_MARK = "?"  # shown where a control sequence was taken out
+
+
+def plain(text: str) -> str:
+    """`text` with every control sequence replaced by one visible mark: nothing from the model,
+    a file or a command can move the cursor, set the title or write the clipboard."""
+    return CONTROL_SEQUENCE.sub(CONTROL_MARK, text)
+
+
+def fit(text: str, columns: int) -> str:
+    """The longest start of `text` that takes at most `columns` terminal columns: East Asian
+    wide characters take two, combining marks none (rich's tables of character widths)."""
+    used = 0
+    for index, char in enumerate(text):
+        used += get_character_cell_size(char)
+        if used > columns:
+            return text[:index]
+    return text
+
+
+def result_line(output: str, is_error: bool, width: int, tty: bool) -> tuple[str, str]:
+    """A result's first line, and how many more there are; a failed command shows as failed.
+    Returns the line and its style."""
+    lines = output.strip().splitlines() or ["(no output)"]
+    notes = []
+    if len(lines) > 1:
+        notes.append(f"+{len(lines) - 1} lines")
+    failed = FAILED_COMMAND.search(output.rstrip())
+    if failed:
+        notes.append(f"failed: exit code {failed[1]}")
+    more = ""
+    if notes:
+        more = f"  ({', '.join(notes)})"
+    room = width
+    if tty:  # the notes go on the same line: keep it from wrapping
+        room -= len(more)
+    first = fit(plain(lines[0]), room)
+    style = "dim"
+    if is_error or failed:
+        style = "red"
+    return f"  {first}{more}", style
+
+
+class Screen:
+    """The terminal of the main agent. Each method shows one kind of event of the loop. On a
+    terminal, the spinner says what the agent is waiting for whenever nothing else is shown."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False, soft_wrap=False)
+        self.lock = threading.RLock()  # subagents' threads print too
+        self.quiet_tools: set[str] = set()  # tools that show their own view (v2's todo list)
+        self.waiting_for = ""  # what the spinner names; "" at the prompt
+        self.since = time.monotonic()  # when that wait began
+        self.last_output = time.monotonic()
+        self.reply = ""  # the markdown of the reply that is streaming now (terminal only)
+        self.reply_printed = 0  # its rendered lines already printed above the live window
+        self.reply_rendered_at = 0.0
+        self.status_lines = no_status_lines  # v3's status board puts its lines here
+        self.live: Live | None = None
+
+    # -- the events of the loop --
+    def text(self, text: str) -> None:
+        """A piece of the reply as it streams."""
+        text = plain(text)
+        if not self.tty():
+            self.write(text)
+            return
+        with self.lock:
+            self.reply += text
+            self.last_output = time.monotonic()
+            if time.monotonic() - self.reply_rendered_at > 1 / REFRESHES_PER_SECOND:
+                self.print_stable_reply_lines(final=False)
+
+    def reply_done(self, response: anthropic.types.Message) -> None:
+        if self.tty():
+            with self.lock:
+                self.print_stable_reply_lines(final=True)
+        elif any(block.type == "text" for block in response.content):
+            self.write("\n")
+        usage = response.usage
+        self.note(f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
+                  f"cache read {usage.cache_read_input_tokens or 0:,}", indent="  ")
+
+    def tool_call(self, name: str, tool_input: dict) -> None:
+        if name not in self.quiet_tools:
+            line = plain(f"{name} {json.dumps(tool_input, ensure_ascii=False)}")
+            self.line(f"> {fit(line, self.width())}", "cyan")
+        self.wait(f"running {name}")
+
+    def tool_result(self, output: str, is_error: bool) -> None:
+        if is_error or self.waiting_for.removeprefix("running ") not in self.quiet_tools:
+            line, style = result_line(output, is_error, self.width(), self.tty())
+            self.line(line, style)
+        self.wait("waiting for the model")
+
+    def block(self, text: str) -> None:
+        """Lines a tool shows as they are, such as v2's todo list."""
+        self.line(plain(text), "")
+
+    def note(self, text: str, indent: str = "") -> None:
+        self.line(f"{indent}[{plain(text)}]", "dim")
+
+    def alert(self, text: str) -> None:
+        """A line the user must not miss: an error, an interruption, a retry."""
+        with self.lock:
+            if self.tty():
+                self.console.print(Text(f"\n[{plain(text)}]", style="bold red"))
+            else:
+                sys.stdout.flush()
+                print(f"\n[{plain(text)}]", file=sys.stderr, flush=True)
+            self.last_output = time.monotonic()
+
+    def wait(self, what: str) -> None:
+        """Say what the agent waits for now ("" at the prompt); the spinner shows it on a TTY.
+        At the prompt the live region is taken down, so the line editor has the terminal."""
+        with self.lock:
+            self.waiting_for = what
+            self.since = time.monotonic()
+            if what and self.tty():
+                self.start_live()
+            elif not what:
+                self.stop_live()
+
+    # -- plain lines and raw text --
+    def line(self, text: str, style: str) -> None:
+        """One whole line; on a terminal, printed above the live region, in `style`."""
+        with self.lock:
+            if self.tty():
+                self.console.print(Text(text, style=style, no_wrap=True, overflow="crop"))
+            else:
+                sys.stdout.write(text + "\n")
+                sys.stdout.flush()
+            self.last_output = time.monotonic()
+
+    def write(self, text: str) -> None:
+        """Text as it is (already plain), without a line end of its own."""
+        with self.lock:
+            if self.tty():
+                self.console.print(Text(text), end="")
+            else:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            self.last_output = time.monotonic()
+
+    def tty(self) -> bool:
+        return sys.stdout.isatty()
+
+    def width(self) -> int:
+        """Columns a line may take: the terminal's width, or PIPED_WIDTH characters in a pipe."""
+        if not self.tty():
+            return PIPED_WIDTH
+        return max(20, self.console.width - 3)
+
+    # -- the streaming reply (terminal only) --
+    def print_stable_reply_lines(self, final: bool) -> None:
+        """Render the reply's markdown so far; print the lines that can no longer change (all of
+        them once the reply is complete); the last few show in the live window meanwhile."""
+        lines = self.rendered_reply(self.reply)
+        stable = len(lines)
+        if not final:
+            stable = max(len(lines) - LIVE_LINES, self.reply_printed)
+        for line in lines[self.reply_printed:stable]:
+            self.console.print(line)
+        self.reply_printed = stable
+        self.reply_rendered_at = time.monotonic()
+        if final:
+            self.reply = ""
+            self.reply_printed = 0
+
+    def rendered_reply(self, reply: str) -> list[Text]:
+        if not reply.strip():
+            return []
+        buffer = io.StringIO()
+        renderer = Console(file=buffer, width=self.console.width, force_terminal=True,
+                           color_system=self.console.color_system,
+                           no_color=self.console.no_color, highlight=False)
+        renderer.print(Markdown(reply, hyperlinks=False))
+        return [Text.from_ansi(line) for line in buffer.getvalue().rstrip("\n").split("\n")]
+
+    # -- the live region: the end of a streaming reply, the status lines, the spinner --
+    def start_live(self) -> None:
+        if self.live is None:
+            self.live = Live(console=self.console, get_renderable=self.live_view,
+                             refresh_per_second=REFRESHES_PER_SECOND, transient=True,
+                             redirect_stdout=False, redirect_stderr=False)
+            self.live.start()
+
+    def stop_live(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    def live_view(self) -> Group:
+        """What the live region shows now. Called from rich's refresh thread, which holds rich's
+        lock: taking ours here could deadlock with a thread that prints, so it reads a snapshot."""
+        reply = self.reply
+        parts = []
+        if reply:
+            parts += self.rendered_reply(reply)[self.reply_printed:]
+        parts += self.status_lines()
+        quiet = time.monotonic() - self.last_output > SPINNER_DELAY
+        if self.waiting_for and quiet and not reply:
+            seconds = time.monotonic() - self.since
+            label = fit(f"{self.waiting_for} … {seconds:.0f} s", self.width() - 2)
+            parts.append(Spinner("line", text=Text(label, style="dim"), style="dim"))
+        return Group(*parts)
+
+
+def no_status_lines() -> list:
+    return []

@@ -1,0 +1,145 @@
+"""Start-up checks, the API client's retry notices, and failures explained in one line each."""
+
+import argparse
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+import anthropic
+
+from plumbing.screen import Screen
+
+API_ERRORS = [  # (SDK exception, what the user should do), most specific first
+    (anthropic.AuthenticationError, "the API rejected the key (401): check ANTHROPIC_API_KEY"),
+    (anthropic.APIConnectionError,
+     "could not reach the API at {url}{retried}: check ANTHROPIC_BASE_URL and your network"),
+    (anthropic.RateLimitError, "rate limited (429){retried}: wait a minute, then try again"),
+    (anthropic.NotFoundError, "not found (404): is MODEL_ID={model} offered at {url}?"),
+    (anthropic.APIStatusError, "the API answered {status}{retried}: {message}"),
+]
+RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers each attempt of a request
+HelpFormatter = argparse.RawDescriptionHelpFormatter  # --help prints the docstring as written
+
+
+def with_retry_notices(screen: Screen, max_retries: int = anthropic.DEFAULT_MAX_RETRIES):
+    """An HTTP client for the SDK that shows one line for each retry the SDK makes: why, and
+    which attempt. It watches requests and responses through httpx's event hooks, a public
+    interface, rather than the SDK's log text."""
+    last_failure = threading.local()
+
+    def on_response(response) -> None:
+        last_failure.why = ""
+        if retryable(response):
+            last_failure.why = f"the API answered {response.status_code}"
+
+    def on_request(request) -> None:
+        attempt = int(request.headers.get(RETRY_COUNT_HEADER, "0") or 0)
+        if attempt > 0:
+            why = getattr(last_failure, "why", "") or "no answer"
+            screen.alert(f"retrying: {why}; attempt {attempt + 1} of {max_retries + 1}")
+        last_failure.why = ""
+
+    return anthropic.DefaultHttpxClient(event_hooks={"request": [on_request],
+                                                     "response": [on_response]})
+
+
+def retryable(response) -> bool:
+    """Whether the SDK retries this answer: its documented rule (408, 409, 429, 5xx), or what
+    the server says in x-should-retry."""
+    should_retry = response.headers.get("x-should-retry")
+    if should_retry in ("true", "false"):
+        return should_retry == "true"
+    return response.status_code in (408, 409, 429) or response.status_code >= 500
+
+
+def explain_api_error(exc: anthropic.APIError) -> str:
+    """One line: what failed, and what the user can do about it."""
+    hint = "API error: {message}"
+    for kind, text in API_ERRORS:
+        if isinstance(exc, kind):
+            hint = text
+            break
+    request = failed_request(exc)
+    retried = ""
+    retries = retries_taken(request)
+    if retries:
+        retried = f", still after {retries} retries"
+    status = getattr(exc, "status_code", "?")
+    url = "the API"
+    if request is not None:
+        url = f"{request.url.scheme}://{request.url.netloc.decode()}"
+    return hint.format(url=url, model=requested_model(request), status=status, retried=retried,
+                       message=api_message(exc))
+
+
+def failed_request(exc: anthropic.APIError):
+    try:
+        return exc.request
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def retries_taken(request) -> int:
+    if request is None:
+        return 0
+    try:
+        return int(request.headers.get(RETRY_COUNT_HEADER, "0"))
+    except ValueError:
+        return 0
+
+
+def requested_model(request) -> str:
+    try:
+        return str(json.loads(request.content)["model"])
+    except (AttributeError, TypeError, ValueError, KeyError, RuntimeError):
+        return "?"
+
+
+def api_message(exc: anthropic.APIError) -> str:
+    """The API's own error type and message, as its JSON body gives them, not the whole body."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        error = body["error"]
+        return f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
+    return str(exc)
+
+
+def recover_from(exc: BaseException, messages: list, before: list, screen: Screen,
+                 stopped: threading.Event) -> int:
+    """Say in one line why a turn failed, keep the history valid, and return an exit code."""
+    if isinstance(exc, KeyboardInterrupt):  # every call was answered, so the history stays
+        stopped.set()  # commands of other threads stop too: nothing may change a file after this
+        screen.alert("interrupted: the turn stopped here; your conversation is kept")
+        return 130
+    if isinstance(exc, anthropic.APIError):  # the request failed as a whole: nothing to undo
+        screen.alert(f"error: {explain_api_error(exc)}")
+        return 1
+    messages[:] = before  # a bug: the turn may have left the history half-written
+    screen.alert(f"error: {type(exc).__name__}: {exc}; this turn is not kept in the history")
+    return 1
+
+
+def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
+    """Exit with one line if there is no API key, no such work folder, or an empty task."""
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        sys.exit("ANTHROPIC_API_KEY is not set: export it or put it in .env (see .env.example). "
+                 f"No key? Try the offline demo: python -m scripted.demo {version}")
+    if not os.path.isdir(args.workdir):
+        sys.exit(f"--workdir {args.workdir!r} is not a folder")
+    if args.task and not " ".join(args.task).strip():
+        sys.exit("the task is empty: say what to do, or give no task for an interactive session")
+    work_env = Path(args.workdir, ".env").resolve()
+    if work_env.is_file() and work_env != Path(sys.argv[0]).resolve().parent / ".env":
+        screen.note(f"{work_env} is not read: settings come from your environment and the .env "
+                    "beside the script, never from the folder the agent works in")
+    screen.wait("waiting for the model")
+
+
+def leave(code: int) -> None:
+    """Exit with `code` at once: a subagent's thread still waiting for the model must not hold
+    the program open (its commands were killed already)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
