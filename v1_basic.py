@@ -58,7 +58,6 @@ SYSTEM = ("You are a coding agent working in the user's current directory. Act w
           "how to get the rest. When the task is done, reply with a short summary and call no "
           "tool.")
 BASE_URL = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"  # empty: default
-HISTORY_FILE = os.environ.get("AGENT_HISTORY", "~/.agent_history")  # "off": keep none
 SCREEN = Screen()  # the terminal: the reply as it streams, tool lines, progress
 STOPPED = threading.Event()  # set by Ctrl-C: every running command stops at once
 client = anthropic.Anthropic(base_url=BASE_URL, http_client=with_retry_notices(SCREEN))
@@ -198,11 +197,8 @@ def run_turn(messages: list, text: str) -> int:
     try:
         agent_loop(messages, SYSTEM, TOOLS, SCREEN)
         return 0
-    except AgentStopped as exc:  # the round cap, max_tokens, a refusal: the history stays valid
-        SCREEN.alert(f"stopped: {exc}")
-        return 1
-    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - API errors, Ctrl-C, bugs
-        return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; a bug's turn undone
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - limits, API errors, Ctrl-C, bugs
+        return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; history kept valid
 
 
 def main() -> int:
@@ -216,7 +212,7 @@ def main() -> int:
     if args.task:
         return run_turn([], " ".join(args.task))
     history = []
-    prompt = Prompt(SCREEN, STOPPED, HISTORY_FILE)
+    prompt = Prompt(SCREEN, STOPPED)  # line editing, history, pasted blocks
     while True:
         text = prompt.read()  # the next message; None when the user leaves
         if text is None:

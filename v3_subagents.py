@@ -80,7 +80,6 @@ SYSTEM = ("You are a coding agent working in the user's current directory. Act w
           "how to get the rest. When the task is done, reply with a short summary and call no "
           "tool.")
 BASE_URL = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"  # empty: default
-HISTORY_FILE = os.environ.get("AGENT_HISTORY", "~/.agent_history")  # "off": keep none
 SCREEN = Screen()  # the terminal: the reply as it streams, tool lines, progress
 STOPPED = threading.Event()  # set by Ctrl-C: every running command stops at once
 client = anthropic.Anthropic(base_url=BASE_URL, http_client=with_retry_notices(SCREEN))
@@ -284,7 +283,6 @@ def update_todos(items: list[dict]) -> str:
 
 
 TOOL_HANDLERS["todo"] = update_todos
-SCREEN.quiet_tools.add("todo")  # the user sees the list itself, not the call and its summary
 
 # Reminders are text blocks in user messages, so the system prompt and tools stay byte-identical
 # (cached). They only apply to an agent that has the todo tool: v3's subagents never see them.
@@ -365,9 +363,8 @@ TOOLS.append(TASK_TOOL)
 # -- subagent -- running a subagent: a fresh history, its own tools, only the report comes back
 def run_subagent(description: str, prompt: str, agent_type: str) -> str:
     """The Task tool: run the same loop on the prompt alone and return only the final text."""
-    profile = AGENT_TYPES[agent_type]
-    all_tools = TOOLS + SUBAGENT_TOOLS
-    tools = [tool for tool in all_tools if tool["name"] in profile["tools"]]  # never Task itself
+    profile = AGENT_TYPES[agent_type]  # its tools are never Task itself: no subagents of its own
+    tools = [tool for tool in TOOLS + SUBAGENT_TOOLS if tool["name"] in profile["tools"]]
     messages = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]  # nothing else
     status = BOARD.start(agent_type, description)  # one status line instead of its tool calls
     outcome = "failed"
@@ -448,11 +445,8 @@ def run_turn(messages: list, text: str) -> int:
     try:
         agent_loop(messages, SYSTEM, TOOLS, SCREEN)
         return 0
-    except AgentStopped as exc:  # the round cap, max_tokens, a refusal: the history stays valid
-        SCREEN.alert(f"stopped: {exc}")
-        return 1
-    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - API errors, Ctrl-C, bugs
-        return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; a bug's turn undone
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - limits, API errors, Ctrl-C, bugs
+        return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; history kept valid
 
 
 def main() -> int:
@@ -467,7 +461,7 @@ def main() -> int:
     if args.task:
         return run_turn([], " ".join(args.task))
     history = []
-    prompt = Prompt(SCREEN, STOPPED, HISTORY_FILE)
+    prompt = Prompt(SCREEN, STOPPED)  # line editing, history, pasted blocks
     while True:
         text = prompt.read()  # the next message; None when the user leaves
         if text is None:

@@ -57,7 +57,7 @@ def as_shown(value: object) -> str:
 
 
 # -- the size of a script, as cloc counts code (tests/test_lesson.py holds the scripts to it) --
-PLUMBING_HEADING = "# -- plumbing -- "
+PLUMBING_HEADING = "# -- plumbing -- "  # the block that imports the plumbing package
 
 
 def code_lines(source: str) -> list[int]:
@@ -89,9 +89,23 @@ def plumbing_line(source: str) -> int:
     return numbers[0]
 
 
-def lesson_code_lines(source: str) -> int:
+def plumbing_import_lines(source: str) -> set[int]:
+    """The lines of the block that imports the plumbing package: the statements under the
+    plumbing heading that import from it."""
     fence = plumbing_line(source)
-    return len([number for number in code_lines(source) if number < fence])
+    lines = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom) and node.lineno > fence:
+            if (node.module or "").split(".")[0] == "plumbing":
+                lines.update(range(node.lineno, node.end_lineno + 1))
+    return lines
+
+
+def lesson_code_lines(source: str) -> int:
+    """The lesson's code lines: every code line of the script but the plumbing import block (the
+    table of contents of what the lesson leans on)."""
+    imports = plumbing_import_lines(source)
+    return len([number for number in code_lines(source) if number not in imports])
 
 
 def hygiene_sizes() -> dict:
@@ -116,7 +130,6 @@ def main_agent_tokens_in(transcript: str) -> list[int]:
 
 def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
     """Every number a page may quote, by name, already written as the page shows it."""
-    v3 = ROOT / "v3_subagents.py"
     numbers = {
         "hygiene.inline": f"{hygiene['inline']:,}",
         "hygiene.delegated": f"{hygiene['delegated']:,}",
@@ -125,9 +138,12 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
         "hygiene.files": str(constant(ROOT / "bench" / "context_hygiene.py", "FILES")),
         "parallel.latency": str(constant(ROOT / "bench" / "parallel.py", "LATENCY")),
         "parallel.target": str(constant(ROOT / "bench" / "parallel.py", "TARGET_RATIO")),
-        "v3.progress_tick": str(constant(v3, "PROGRESS_TICK")),
+        "v3.progress_tick": str(constant(ROOT / "plumbing" / "status.py", "PROGRESS_TICK")),
     }
     numbers.update({f"gistdex.{name}": f"{value:,}" for name, value in GISTDEX.items()})
+    for module in sorted((ROOT / "plumbing").glob("*.py")):
+        for name, value in number_constants(module).items():
+            numbers[f"plumbing.{module.stem}.{name}"] = as_shown(value)
     for version, script in SCRIPTS.items():
         if (ROOT / script).exists():
             for name, value in number_constants(ROOT / script).items():

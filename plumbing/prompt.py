@@ -19,12 +19,13 @@ LEAVE_WORDS = ("q", "quit", "exit")
 
 
 class Prompt:
-    """Where the user's messages come from. `history` is a file for the line history, or "off"."""
+    """Where the user's messages come from. The line history is kept in AGENT_HISTORY (default
+    ~/.agent_history; "off" keeps none)."""
 
-    def __init__(self, screen: Screen, stopped: threading.Event, history: str) -> None:
+    def __init__(self, screen: Screen, stopped: threading.Event) -> None:
         self.screen = screen
         self.stopped = stopped
-        self.history = history
+        self.history = os.environ.get("AGENT_HISTORY", "~/.agent_history")
         self.session = None  # the prompt_toolkit session, made on first use at a terminal
 
     def read(self) -> str | None:
@@ -88,9 +89,15 @@ def make_session(history: str):
     keys = KeyBindings()
 
     @keys.add("enter")
+    @keys.add("c-j")
     def send_or_continue(event) -> None:
+        """Enter sends the message, unless the line ends in a backslash, or more keys came in
+        the same read: then it is a line break inside a paste (a terminal without bracketed
+        paste sends a pasted block as one burst of keys)."""
         buffer = event.current_buffer
-        if buffer.text.endswith("\\"):
+        if event.key_processor.input_queue:
+            buffer.insert_text("\n")
+        elif buffer.text.endswith("\\"):
             buffer.delete_before_cursor(1)
             buffer.insert_text("\n")
         else:

@@ -87,7 +87,7 @@ class Screen:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False, soft_wrap=False)
         self.lock = threading.RLock()  # subagents' threads print too
-        self.quiet_tools: set[str] = set()  # tools that show their own view (v2's todo list)
+        self.quiet_tools = {"todo"}  # tools that show their own view (v2's todo list): no call line
         self.waiting_for = ""  # what the spinner names; "" at the prompt
         self.since = time.monotonic()  # when that wait began
         self.last_output = time.monotonic()
@@ -145,7 +145,7 @@ class Screen:
             if self.tty():
                 self.console.print(Text(f"\n[{plain(text)}]", style="bold red"))
             else:
-                sys.stdout.flush()
+                self.console.file.flush()
                 print(f"\n[{plain(text)}]", file=sys.stderr, flush=True)
             self.last_output = time.monotonic()
 
@@ -167,8 +167,8 @@ class Screen:
             if self.tty():
                 self.console.print(Text(text, style=style, no_wrap=True, overflow="crop"))
             else:
-                sys.stdout.write(text + "\n")
-                sys.stdout.flush()
+                self.console.file.write(text + "\n")
+                self.console.file.flush()
             self.last_output = time.monotonic()
 
     def write(self, text: str) -> None:
@@ -177,12 +177,14 @@ class Screen:
             if self.tty():
                 self.console.print(Text(text), end="")
             else:
-                sys.stdout.write(text)
-                sys.stdout.flush()
+                self.console.file.write(text)
+                self.console.file.flush()
             self.last_output = time.monotonic()
 
     def tty(self) -> bool:
-        return sys.stdout.isatty()
+        """Whether the screen is a terminal (rich asks the stream it writes to, sys.stdout unless
+        it was given another one, each time)."""
+        return self.console.is_terminal
 
     def width(self) -> int:
         """Columns a line may take: the terminal's width, or PIPED_WIDTH characters in a pipe."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anthropic
 
+from plumbing.replies import AgentStopped
 from plumbing.screen import Screen
 
 API_ERRORS = [  # (SDK exception, what the user should do), most specific first
@@ -109,6 +110,9 @@ def api_message(exc: anthropic.APIError) -> str:
 def recover_from(exc: BaseException, messages: list, before: list, screen: Screen,
                  stopped: threading.Event) -> int:
     """Say in one line why a turn failed, keep the history valid, and return an exit code."""
+    if isinstance(exc, AgentStopped):  # the round cap, max_tokens, a refusal: the history is valid
+        screen.alert(f"stopped: {exc}")
+        return 1
     if isinstance(exc, KeyboardInterrupt):  # every call was answered, so the history stays
         stopped.set()  # commands of other threads stop too: nothing may change a file after this
         screen.alert("interrupted: the turn stopped here; your conversation is kept")

@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+from plumbing.sandbox import sandbox_argv
 from tests.agents import (
     ROOT,
     SCRIPTS,
@@ -222,7 +223,7 @@ def test_there_is_no_network(scripted_api, agent, sandboxed):
 def test_a_command_the_parser_let_through_still_cannot_write(agent, sandboxed, tmp_path):
     """The second layer alone: a write the parser would refuse, run straight in the sandbox."""
     done = subprocess.run(
-        [*agent.sandbox_argv(tmp_path), "--", "sh", "-c", "echo x > written.txt"],
+        [*sandbox_argv(tmp_path), "--", "sh", "-c", "echo x > written.txt"],
         capture_output=True,
         text=True,
         check=False,
@@ -234,7 +235,7 @@ def test_a_command_the_parser_let_through_still_cannot_write(agent, sandboxed, t
 def test_no_process_outlives_its_command(agent, sandboxed, tmp_path):
     marker = f"{uuid.uuid4().int % 10**6}.{os.getpid()}"  # a unique sleep length to look for
     subprocess.run(
-        [*agent.sandbox_argv(tmp_path), "--", "sh", "-c", f"setsid sleep {marker} & echo started"],
+        [*sandbox_argv(tmp_path), "--", "sh", "-c", f"setsid sleep {marker} & echo started"],
         capture_output=True,
         check=True,
     )

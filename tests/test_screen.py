@@ -24,7 +24,7 @@ def test_each_retry_gets_a_line_with_its_reason_attempt_and_wait(scripted_api, a
     assert agent.run_turn([], "hi") == 0
     notices = [line for line in capsys.readouterr().err.splitlines() if "retrying" in line]
     assert len(notices) == 2
-    assert "the API answered 529; attempt 2 of 3 in " in notices[0]
+    assert "retrying: the API answered 529; attempt 2 of 3" in notices[0]
     assert "attempt 3 of 3" in notices[1]
 
 

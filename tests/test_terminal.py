@@ -31,6 +31,7 @@ def spawn(version: str, tmp_path, columns: int = 100):
         **os.environ,
         "TERM": "xterm",
         "NO_COLOR": "1",
+        "PROMPT_TOOLKIT_NO_CPR": "1",  # no cursor-position request that pexpect would not answer
         "HOME": str(tmp_path),
         "AGENT_HISTORY": str(tmp_path / "history"),
     }
