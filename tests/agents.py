@@ -19,6 +19,8 @@ import traceback
 from pathlib import Path
 from types import CodeType, ModuleType
 
+import pytest
+
 from scripted import ROOT, SCRIPTS
 
 VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists()]
@@ -50,6 +52,13 @@ def compiled(path: Path) -> CodeType:
     if key not in COMPILED:
         COMPILED[key] = compile(source, str(path), "exec", dont_inherit=True)
     return COMPILED[key]
+
+
+def once(version: str = "v1"):
+    """Mark a test of a plumbing behaviour. The plumbing is one package, the same code in every
+    version, so the test runs once, through the first version that has it; a lesson behaviour
+    runs in every version that has it instead."""
+    return pytest.mark.parametrize("version", [version])
 
 
 def versions_from(first: str) -> list[str]:

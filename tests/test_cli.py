@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, press_ctrl_c_once, results_sent, run_in_process
+from tests.agents import (
+    ROOT,
+    SCRIPTS,
+    once,
+    press_ctrl_c_once,
+    results_sent,
+    run_in_process,
+)
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -47,6 +54,7 @@ def test_one_shot_exits_1_when_the_turn_does_not_finish(scripted_api, version, t
     assert done.returncode == 1 and "incomplete" in done.stderr
 
 
+@once("v1")
 def test_missing_key_is_one_clear_line(version, tmp_path):
     no_key = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_AUTH_TOKEN": None}
     done = run_main(version, "task", cwd=tmp_path, env=no_key)
@@ -55,6 +63,7 @@ def test_missing_key_is_one_clear_line(version, tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@once("v1")
 def test_unreachable_base_url_is_named(version, tmp_path):
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
@@ -65,6 +74,7 @@ def test_unreachable_base_url_is_named(version, tmp_path):
     assert f"could not reach the API at {url}" in done.stderr and "Traceback" not in done.stderr
 
 
+@once("v1")
 def test_missing_workdir_is_a_clear_error(version, tmp_path):
     done = run_main(version, "--workdir", str(tmp_path / "nope"), "task")
     assert (
@@ -86,12 +96,24 @@ def test_help_explains_both_modes_and_the_environment(version):
         assert needle in done.stdout
 
 
-def test_dotenv_file_in_the_work_folder_is_read(scripted_api, version, tmp_path):
-    (tmp_path / ".env").write_text("MODEL_ID=claude-from-dotenv\n# a comment\n")
+@once("v1")
+def test_a_dotenv_file_in_the_work_directory_is_not_read_and_the_user_is_told(
+    scripted_api, version, tmp_path
+):
+    """A repository the user just downloaded may carry a .env: it must not choose the model, the
+    endpoint (and so where the key goes), the history file or git's settings."""
+    history = tmp_path / "outside.txt"
+    (tmp_path / ".env").write_text(
+        "MODEL_ID=claude-from-dotenv\nANTHROPIC_BASE_URL=http://127.0.0.1:9\n"
+        f"AGENT_HISTORY={history}\nGIT_CONFIG_COUNT=1\n"
+    )
     scripted_api.play({"turns": [{"text": "ok"}]})
-    done = run_main(version, "hi", cwd=tmp_path, env={"MODEL_ID": None})
+    unset = {"MODEL_ID": None, "AGENT_HISTORY": None, "GIT_CONFIG_COUNT": None}
+    done = run_main(version, "hi", cwd=tmp_path, env=unset)
     assert done.returncode == 0, done.stderr
-    assert scripted_api.requests[0].body["model"] == "claude-from-dotenv"
+    assert scripted_api.requests[0].body["model"] != "claude-from-dotenv"
+    assert ".env is not read" in done.stdout
+    assert not history.exists()
 
 
 def test_repl_keeps_history_and_quits_on_q(scripted_api, version, tmp_path):

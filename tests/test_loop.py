@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
 
-from tests.agents import press_ctrl_c_once
+from tests.agents import once, press_ctrl_c_once
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -110,6 +110,7 @@ def test_round_cap_stops_a_runaway_loop_with_a_clear_message(scripted_api, make_
 
 
 # -- API errors: one clear line, and the conversation survives --
+@once("v1")
 def test_rate_limit_is_retried_by_the_sdk(scripted_api, agent, capsys):
     scripted_api.play(SCENARIOS / "rate_limited_then_ok.yaml")
     assert agent.run_turn([], "hi") == 0
@@ -117,6 +118,7 @@ def test_rate_limit_is_retried_by_the_sdk(scripted_api, agent, capsys):
     assert "Hello after the retry." in capsys.readouterr().out
 
 
+@once("v1")
 def test_overloaded_after_retries_then_the_next_turn_works(scripted_api, agent, capsys):
     scripted_api.play(SCENARIOS / "overloaded_then_next_turn.yaml")
     history = []
@@ -136,6 +138,7 @@ def test_overloaded_after_retries_then_the_next_turn_works(scripted_api, agent, 
     ]  # v2 on: a planning reminder may follow the first text
 
 
+@once("v1")
 def test_bad_key_says_check_the_key_and_keeps_history(scripted_api, agent, capsys):
     scripted_api.play({"turns": [{"error": {"status": 401, "message": "invalid x-api-key"}}]})
     history = []
@@ -187,6 +190,7 @@ def test_an_unexpected_failure_is_one_line_and_drops_only_that_turn(
     assert agent.run_turn(history, "hi") == 0
 
 
+@once("v1")
 def test_unknown_model_names_model_id(scripted_api, agent, capsys):
     scripted_api.play({"turns": [{"error": {"status": 404, "message": "model: claude-nope"}}]})
     assert agent.run_turn([], "hi") == 1

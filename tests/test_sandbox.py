@@ -21,13 +21,10 @@ from tests.agents import (
     ROOT,
     SCRIPTS,
     git_repository_with_one_commit,
+    once,
     run_in_process,
-    versions_from,
 )
 from tests.test_subagents import files, read_only_result
-
-pytestmark = pytest.mark.parametrize("version", versions_from("v3"))
-
 
 def bwrap_problem() -> str | None:
     """Why no sandbox can run here, or None."""
@@ -84,6 +81,7 @@ def hostile_repo(tmp_path, tmp_path_factory):
     return marks
 
 
+@once("v3")
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.parametrize(
     "command",
@@ -146,6 +144,7 @@ def partial_clone(tmp_path, tmp_path_factory) -> None:
     subprocess.run(["git", "config", "protocol.file.allow", "always"], cwd=tmp_path, check=True)
 
 
+@once("v3")
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_partial_clone_fetches_nothing(scripted_api, agent, partial_clone, mode, tmp_path):
     before = files(tmp_path)
@@ -162,6 +161,7 @@ def touched_repo(tmp_path) -> None:
     os.utime(tmp_path / "a.txt", (1, 1))
 
 
+@once("v3")
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.parametrize("command", ["git diff", "git status"])
 def test_git_does_not_rewrite_the_index_when_only_a_timestamp_changed(
@@ -174,6 +174,7 @@ def test_git_does_not_rewrite_the_index_when_only_a_timestamp_changed(
     assert files(tmp_path) == before
 
 
+@once("v3")
 @pytest.mark.parametrize(
     "command", ["sort -T . a.txt", "sort --temporary-directory=. a.txt", "sort -zT/tmp a.txt"]
 )
@@ -186,17 +187,20 @@ def test_sort_may_not_choose_where_its_temp_files_go(scripted_api, agent, mode, 
     )
 
 
+@once("v3")
 def test_every_command_has_a_memory_limit(scripted_api, agent, mode):
     result = read_only_result(scripted_api, agent, "sort /dev/zero")  # one endless line, held whole
     assert "memory exhausted" in result["content"]
 
 
+@once("v3")
 def test_the_api_key_is_not_in_a_commands_environment(scripted_api, agent, mode):
     assert os.environ["ANTHROPIC_API_KEY"]
     content = read_only_result(scripted_api, agent, "cat /proc/self/environ")["content"]
     assert "PATH=" in content and os.environ["ANTHROPIC_API_KEY"] not in content
 
 
+@once("v3")
 def test_without_the_sandbox_the_start_up_line_says_so_once(scripted_api, version, mode, tmp_path):
     scripted_api.play({"turns": [{"text": "ok"}]})
     done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "hi")
@@ -204,6 +208,7 @@ def test_without_the_sandbox_the_start_up_line_says_so_once(scripted_api, versio
     assert done.stdout.count("enforced by parsing only") == (mode == "parsing only")
 
 
+@once("v3")
 # -- what only the sandbox adds --
 def test_reads_stay_in_the_work_folder(scripted_api, agent, sandboxed, tmp_path, tmp_path_factory):
     secret = tmp_path_factory.mktemp("elsewhere") / "secret.txt"
@@ -213,6 +218,7 @@ def test_reads_stay_in_the_work_folder(scripted_api, agent, sandboxed, tmp_path,
     assert "secret" not in read_only_result(scripted_api, agent, "grep -r secret /tmp")["content"]
 
 
+@once("v3")
 def test_there_is_no_network(scripted_api, agent, sandboxed):
     interfaces = read_only_result(scripted_api, agent, "cat /proc/net/dev")["content"].splitlines()[
         2:-1
@@ -220,6 +226,7 @@ def test_there_is_no_network(scripted_api, agent, sandboxed):
     assert [line.split(":")[0].strip() for line in interfaces] == ["lo"]
 
 
+@once("v3")
 def test_a_command_the_parser_let_through_still_cannot_write(agent, sandboxed, tmp_path):
     """The second layer alone: a write the parser would refuse, run straight in the sandbox."""
     done = subprocess.run(
@@ -232,6 +239,7 @@ def test_a_command_the_parser_let_through_still_cannot_write(agent, sandboxed, t
     assert not (tmp_path / "written.txt").exists()
 
 
+@once("v3")
 def test_no_process_outlives_its_command(agent, sandboxed, tmp_path):
     marker = f"{uuid.uuid4().int % 10**6}.{os.getpid()}"  # a unique sleep length to look for
     subprocess.run(

@@ -4,11 +4,12 @@ retry, a failed command shown as failed, an empty task refused, and v2's todo li
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, call_tool, run_in_process, versions_from
+from tests.agents import ROOT, SCRIPTS, call_tool, once, run_in_process, versions_from
 
 OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}
 
 
+@once("v1")
 def test_an_error_gives_the_apis_type_and_message_and_how_often_it_was_retried(
     scripted_api, agent, capsys
 ):
@@ -19,6 +20,7 @@ def test_an_error_gives_the_apis_type_and_message_and_how_often_it_was_retried(
     assert "{'type'" not in err and "'error'" not in err  # not the raw body
 
 
+@once("v1")
 def test_each_retry_gets_a_line_with_its_reason_attempt_and_wait(scripted_api, agent, capsys):
     scripted_api.play({"turns": [OVERLOADED, OVERLOADED, {"text": "Hello."}]})
     assert agent.run_turn([], "hi") == 0
@@ -28,6 +30,7 @@ def test_each_retry_gets_a_line_with_its_reason_attempt_and_wait(scripted_api, a
     assert "attempt 3 of 3" in notices[1]
 
 
+@once("v1")
 def test_an_error_that_is_not_retried_does_not_say_it_was(scripted_api, agent, capsys):
     scripted_api.play({"turns": [{"error": {"status": 400, "message": "prompt is too long"}}]})
     assert agent.run_turn([], "hi") == 1
@@ -36,6 +39,7 @@ def test_an_error_that_is_not_retried_does_not_say_it_was(scripted_api, agent, c
     assert "retr" not in err and len(scripted_api.requests) == 1
 
 
+@once("v1")
 def test_a_failed_command_is_shown_as_failed(scripted_api, agent, capsys):
     call_tool(scripted_api, agent, "bash", {"command": "echo no such thing; exit 3"})
     out = capsys.readouterr().out
@@ -44,6 +48,7 @@ def test_a_failed_command_is_shown_as_failed(scripted_api, agent, capsys):
     assert "failed" not in capsys.readouterr().out
 
 
+@once("v1")
 def test_an_empty_task_is_refused_before_any_request(scripted_api, version, tmp_path):
     done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "  ")
     assert done.returncode == 1 and "the task is empty" in done.stderr

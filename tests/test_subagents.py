@@ -15,12 +15,12 @@ import pytest
 
 from tests.agents import (
     git_repository_with_one_commit,
+    once,
     press_ctrl_c,
     results_sent,
     versions_from,
 )
 
-pytestmark = pytest.mark.parametrize("version", versions_from("v3"))
 SCENARIOS = Path(__file__).parent / "scenarios"
 
 
@@ -57,6 +57,7 @@ def files(folder: Path) -> dict:
     return {path: path.read_bytes() for path in folder.rglob("*") if path.is_file()}
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 # -- isolation: a fresh context in, one report out --
 def test_the_subagent_sees_only_its_prompt_and_the_main_agent_only_its_report(
     scripted_api, agent, tmp_path
@@ -81,6 +82,7 @@ def test_the_subagent_sees_only_its_prompt_and_the_main_agent_only_its_report(
     assert result["content"] == "greet is defined in app.py, line 1." and not result["is_error"]
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 @pytest.mark.parametrize(
     ("agent_type", "tools"),
     [
@@ -102,6 +104,7 @@ def test_each_agent_type_gets_its_own_tools_and_system_prompt(
     assert f"a report of at most {agent.REPORT_BUDGET:,} characters" in child.body["system"]
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_the_task_tool_lists_the_types_and_says_the_subagent_starts_with_no_context(
     scripted_api, agent
 ):
@@ -126,6 +129,7 @@ def test_the_task_tool_lists_the_types_and_says_the_subagent_starts_with_no_cont
         assert needle in task_tool["description"]
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_a_subagent_that_calls_task_anyway_gets_unknown_tool(scripted_api, agent):
     scripted_api.play(
         delegate(
@@ -150,6 +154,7 @@ def test_a_subagent_that_calls_task_anyway_gets_unknown_tool(scripted_api, agent
     ]
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_an_unknown_agent_type_is_refused_by_the_schema(scripted_api, agent):
     scripted_api.play(
         {"turns": [{"tool_calls": [{**task(agent_type="debug"), "invalid": True}]}, {"text": "ok"}]}
@@ -180,6 +185,7 @@ def read_only_result(api, agent, command: str) -> dict:
     return result
 
 
+@once("v3")
 @pytest.mark.parametrize(
     ("command", "why"),
     [
@@ -237,6 +243,7 @@ def test_read_only_bash_refuses_whatever_could_change_a_file(
     assert files(tmp_path) == before
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
@@ -257,6 +264,7 @@ def test_read_only_bash_runs_read_commands(scripted_api, agent, tmp_path, comman
     assert files(tmp_path) == before
 
 
+@once("v3")
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_read_only_git_status_leaves_the_index_alone(scripted_api, agent, tmp_path):
     git_repository_with_one_commit(tmp_path)
@@ -268,6 +276,7 @@ def test_read_only_git_status_leaves_the_index_alone(scripted_api, agent, tmp_pa
     assert files(tmp_path) == before
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 # -- limits and failures: a subagent's trouble becomes an error result, never a crash --
 def test_a_blank_prompt_is_refused_before_any_subagent_starts(scripted_api, agent):
     scripted_api.play(
@@ -284,6 +293,7 @@ def test_a_blank_prompt_is_refused_before_any_subagent_starts(scripted_api, agen
     assert child_requests(scripted_api) == []
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_a_blank_report_is_reported_as_no_report(scripted_api, agent):
     scripted_api.play(delegate([{"text": "  \n "}]))
     assert agent.run_turn([], "go") == 0
@@ -291,6 +301,7 @@ def test_a_blank_report_is_reported_as_no_report(scripted_api, agent):
     assert result["content"] == "(the explore subagent finished without a report)"
 
 
+@once("v3")
 def test_the_last_words_of_a_failed_subagent_say_when_they_are_cut(scripted_api, make_agent):
     agent = make_agent(SUBAGENT_MAX_ROUNDS=1)
     scripted_api.play(
@@ -311,6 +322,7 @@ def test_the_last_words_of_a_failed_subagent_say_when_they_are_cut(scripted_api,
     )
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_the_subagent_round_cap_ends_it_with_an_error_that_keeps_its_last_words(
     scripted_api, make_agent, capsys
 ):
@@ -338,6 +350,7 @@ def test_the_subagent_round_cap_ends_it_with_an_error_that_keeps_its_last_words(
     assert "[explore] look around failed (2 tools, " in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_a_subagent_whose_api_calls_fail_returns_an_error_result(scripted_api, agent, capsys):
     scripted_api.play(SCENARIOS / "subagents_child_fails.yaml")
     assert agent.run_turn([], "go") == 0
@@ -347,6 +360,7 @@ def test_a_subagent_whose_api_calls_fail_returns_an_error_result(scripted_api, a
     assert "The explorer failed; I'll look myself." in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_a_subagent_cut_off_by_max_tokens_returns_an_error_result(scripted_api, agent):
     scripted_api.play(delegate([{"text": "Half a rep", "stop_reason": "max_tokens"}]))
     assert agent.run_turn([], "go") == 0
@@ -357,6 +371,7 @@ def test_a_subagent_cut_off_by_max_tokens_returns_an_error_result(scripted_api, 
     )
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 def test_a_huge_report_is_cut_to_the_context_budget(scripted_api, agent):
     scripted_api.play(delegate([{"text": "finding " * 10_000}]))
     assert agent.run_turn([], "go") == 0
@@ -366,6 +381,7 @@ def test_a_huge_report_is_cut_to_the_context_budget(scripted_api, agent):
     assert len(content) < agent.REPORT_BUDGET + 100  # the report budget, not the context budget
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 # -- parallel Task calls, and what the user sees --
 def test_task_calls_of_one_reply_run_at_the_same_time_and_answer_in_order(
     scripted_api, agent, capsys
@@ -392,6 +408,7 @@ def test_task_calls_of_one_reply_run_at_the_same_time_and_answer_in_order(
     assert "\r" not in out  # not a terminal: plain lines only
 
 
+@pytest.mark.parametrize("version", versions_from("v3"))
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
 @pytest.mark.allow_leftover_turns  # the subagents' second turns: they stop before asking for them
 @pytest.mark.usefixtures("ctrl_c_raises")

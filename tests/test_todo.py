@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents import call_tool, results_sent, versions_from
+from tests.agents import call_tool, once, results_sent, versions_from
 
-pytestmark = pytest.mark.parametrize("version", versions_from("v2"))
 SCENARIOS = Path(__file__).parent / "scenarios"
 OPEN_TODOS_REMINDER = "You have not updated the todo list"
 
@@ -53,6 +52,7 @@ def open_todo_reminder_after_each_round(api) -> list[bool]:
     ]
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 # -- what the user sees, what the model gets back --
 def test_a_plan_is_shown_to_the_user_and_summed_up_in_one_line_for_the_model(
     scripted_api, agent, capsys
@@ -83,6 +83,7 @@ def test_a_plan_is_shown_to_the_user_and_summed_up_in_one_line_for_the_model(
     }
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 @pytest.mark.parametrize(
     ("items", "summary", "shown"),
     [
@@ -113,6 +114,7 @@ def test_the_summary_says_what_is_next_or_that_all_is_done(
     assert shown in capsys.readouterr().out
 
 
+@once("v2")
 def test_the_plan_on_screen_has_no_escape_codes(scripted_api, agent, capsys):
     call_todo(
         scripted_api,
@@ -123,6 +125,7 @@ def test_the_plan_on_screen_has_no_escape_codes(scripted_api, agent, capsys):
     assert "\x1b" not in shown and "[>] ?Wipe the screen (?Retitling)" in shown
 
 
+@once("v2")
 def test_twenty_items_are_accepted_and_the_result_stays_one_short_line(scripted_api, agent, capsys):
     items = [
         item(f"Step {n}: " + "a long description " * 20, "completed" if n < 5 else "pending")
@@ -145,6 +148,7 @@ def test_twenty_items_are_accepted_and_the_result_stays_one_short_line(scripted_
     )  # long items are shortened for the user too
 
 
+@once("v2")
 # -- the rules: a list that breaks one is rejected, and the previous list stays --
 @pytest.mark.parametrize(
     ("items", "flags", "expected"),
@@ -216,6 +220,7 @@ def test_a_list_that_breaks_a_rule_is_rejected_and_the_previous_list_stays(
     )  # the user saw the plan once, unchanged
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 # -- reminders --
 def test_the_first_user_message_carries_a_planning_reminder_and_later_ones_do_not(
     scripted_api, agent
@@ -232,6 +237,7 @@ def test_the_first_user_message_carries_a_planning_reminder_and_later_ones_do_no
     assert last[-1]["content"] == [{"type": "text", "text": "second task"}]
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 def test_the_planning_reminder_is_not_repeated_after_a_failed_first_turn(scripted_api, agent):
     scripted_api.play(
         {"turns": [{"error": {"status": 401, "message": "invalid x-api-key"}}, {"text": "Hello."}]}
@@ -243,6 +249,7 @@ def test_the_planning_reminder_is_not_repeated_after_a_failed_first_turn(scripte
     assert texts == ["first try", agent.PLANNING_REMINDER["text"], "second try"]
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 def test_open_items_untouched_for_n_rounds_bring_a_reminder_and_not_before(scripted_api, agent):
     assert agent.TODO_REMINDER_ROUNDS == 10
     scripted_api.play(SCENARIOS / "todo_silent_rounds.yaml")
@@ -258,6 +265,7 @@ def test_open_items_untouched_for_n_rounds_bring_a_reminder_and_not_before(scrip
     )
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 def test_a_todo_call_and_each_reminder_start_the_count_again(scripted_api, agent):
     agent.TODO_REMINDER_ROUNDS = 2
     scripted_api.play(
@@ -279,6 +287,7 @@ def test_a_todo_call_and_each_reminder_start_the_count_again(scripted_api, agent
     assert open_todo_reminder_after_each_round(scripted_api) == [False] * 5 + [True, False, True]
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 @pytest.mark.parametrize(
     "plan",
     [None, [item("Write the fix", "completed"), item("Run the tests", "completed")]],
@@ -292,6 +301,7 @@ def test_no_reminder_when_no_item_is_open(scripted_api, agent, plan):
     assert not any(open_todo_reminder_after_each_round(scripted_api))
 
 
+@pytest.mark.parametrize("version", versions_from("v2"))
 def test_an_agent_loop_without_the_todo_tool_sees_no_reminders(scripted_api, agent):
     """v3 runs subagents through the same loop without the todo tool: they must never see todo
     reminders."""

@@ -14,7 +14,7 @@ import pytest
 
 from plumbing.budget import clip
 from plumbing.commands import OUTPUT_LIMIT
-from tests.agents import call_tool, fifo_at
+from tests.agents import call_tool, fifo_at, once
 
 # -- bash --
 def test_bash_returns_stdout_stderr_and_exit_code(scripted_api, agent):
@@ -24,11 +24,13 @@ def test_bash_returns_stdout_stderr_and_exit_code(scripted_api, agent):
     assert result["content"].endswith("[exit code 3]")
 
 
+@once("v1")
 def test_bash_decodes_invalid_utf8_with_replacement(scripted_api, agent):
     result = call_tool(scripted_api, agent, "bash", {"command": r"printf 'ok \377\376 end'"})
     assert "ok \ufffd\ufffd end" in result["content"]
 
 
+@once("v1")
 def test_bash_timeout_stops_the_command_and_all_it_started_and_keeps_partial_output(
     scripted_api, make_agent, tmp_path
 ):
@@ -58,6 +60,7 @@ def is_running(pid: int) -> bool:
         return False
 
 
+@once("v1")
 def test_bash_does_not_wait_for_a_job_left_in_the_background(scripted_api, agent):
     result = call_tool(
         scripted_api, agent, "bash", {"command": "sleep 30 & echo started in the background"}
@@ -66,6 +69,7 @@ def test_bash_does_not_wait_for_a_job_left_in_the_background(scripted_api, agent
     assert result["content"] == "started in the background\n[exit code 0]"
 
 
+@once("v1")
 def test_bash_stops_a_runaway_command_and_the_result_stays_in_budget(scripted_api, agent):
     result = call_tool(scripted_api, agent, "bash", {"command": "yes 'all work and no play'"})
     assert result["is_error"]
@@ -73,6 +77,7 @@ def test_bash_stops_a_runaway_command_and_the_result_stays_in_budget(scripted_ap
     assert len(result["content"]) <= agent.TOOL_RESULT_BUDGET and "cut here" in result["content"]
 
 
+@once("v1")
 # Each blocked command is only echoed: were the blocklist broken, the test fails deleting nothing.
 @pytest.mark.parametrize(
     "command",
@@ -93,6 +98,7 @@ def test_bash_blocklist_refuses_destructive_commands_however_spelled(scripted_ap
     assert result["is_error"] and "blocklist" in result["content"]
 
 
+@once("v1")
 @pytest.mark.parametrize(
     "command", ["echo rm -rf build", "echo rm -f notes.txt", "echo rm -r ok", "ls /bin/rmdir"]
 )
@@ -117,18 +123,21 @@ def test_read_file_offset_and_limit_say_how_to_continue(scripted_api, agent, tmp
     ]
 
 
+@once("v1")
 def test_read_file_cuts_long_lines(scripted_api, agent, tmp_path):
     (tmp_path / "wide.txt").write_text("x" * 5000 + "\n")
     result = call_tool(scripted_api, agent, "read_file", {"path": "wide.txt"})
     assert result["content"] == "     1\t" + "x" * agent.LINE_LIMIT + " [line cut]"
 
 
+@once("v1")
 def test_read_file_refuses_binary_files(scripted_api, agent, tmp_path):
     (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     result = call_tool(scripted_api, agent, "read_file", {"path": "logo.png"})
     assert result["is_error"] and "binary" in result["content"]
 
 
+@once("v1")
 def test_read_file_of_a_folder_is_an_error_not_a_crash(scripted_api, agent, tmp_path):
     (tmp_path / "folder").mkdir()
     result = call_tool(scripted_api, agent, "read_file", {"path": "folder"})
@@ -165,6 +174,7 @@ def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, 
     assert (tmp_path / "a.py").read_text() == text
 
 
+@once("v1")
 def test_edit_file_counts_overlapping_matches(scripted_api, agent, tmp_path):
     (tmp_path / "a.js").write_text("}\n}\n}\n")  # "}\n}\n" is there twice, sharing the middle line
     result = call_tool(
@@ -174,6 +184,7 @@ def test_edit_file_counts_overlapping_matches(scripted_api, agent, tmp_path):
     assert (tmp_path / "a.js").read_text() == "}\n}\n}\n"
 
 
+@once("v1")
 @pytest.mark.parametrize(
     ("before", "old_text", "new_text", "after"),
     [
@@ -212,6 +223,7 @@ def test_edit_file_keeps_windows_line_endings(
     assert (tmp_path / "win.txt").read_bytes() == after
 
 
+@once("v1")
 # -- the work directory is a fence --
 @pytest.mark.parametrize(
     "path", ["../outside.txt", "/etc/hostname", "sub/../../outside.txt", "link/secret.txt"]
@@ -264,6 +276,7 @@ def test_malformed_tool_calls_come_back_as_errors_the_model_can_act_on(
     assert expected in result["content"]
 
 
+@once("v1")
 def test_a_huge_wrong_value_is_not_echoed_back(scripted_api, agent):
     result = call_tool(
         scripted_api, agent, "bash", {"command": ["echo " + "x" * 20_000]}, invalid=True
@@ -272,6 +285,7 @@ def test_a_huge_wrong_value_is_not_echoed_back(scripted_api, agent):
     assert result["content"] == "invalid input for bash (command): breaks the rule type: 'string'"
 
 
+@once("v1")
 def test_the_terminal_gets_no_escape_codes_from_a_result(scripted_api, agent, capsys):
     call_tool(scripted_api, agent, "bash", {"command": r"printf '\033]0;title\007\033[2Jcleared'"})
     shown = capsys.readouterr().out
@@ -288,6 +302,7 @@ def test_huge_bash_output_is_cut_to_the_budget_with_a_hint(scripted_api, agent):
     assert "read_file with offset and limit" in content and "grep" in content
 
 
+@once("v1")
 def test_huge_file_read_is_cut_and_numbered_lines_show_where(scripted_api, agent, tmp_path):
     (tmp_path / "big.log").write_text(
         "".join(f"event {n} " + "." * 60 + "\n" for n in range(1, 2001))
@@ -300,6 +315,7 @@ def test_huge_file_read_is_cut_and_numbered_lines_show_where(scripted_api, agent
     assert "     1\tevent 1 " in content and "  2000\tevent 2000 " in content
 
 
+@once("v1")
 def test_clip_keeps_a_result_of_exactly_the_budget_and_cuts_one_character_more(agent):
     exact = "x" * agent.TOOL_RESULT_BUDGET
     assert clip(exact, agent.TOOL_RESULT_BUDGET) == exact
@@ -315,6 +331,7 @@ def fifo(tmp_path):
         yield path
 
 
+@once("v1")
 @pytest.mark.parametrize(
     ("tool", "extra"),
     [
@@ -330,6 +347,7 @@ def test_file_tools_refuse_a_fifo_at_once(scripted_api, agent, fifo, tool, extra
     assert time.monotonic() - started < 4
 
 
+@once("v1")
 def test_read_file_of_a_sparse_8_gib_file_reads_a_few_bytes(scripted_api, agent, tmp_path):
     with open(tmp_path / "sparse.img", "wb") as file:
         file.truncate(8 << 30)
@@ -337,6 +355,7 @@ def test_read_file_of_a_sparse_8_gib_file_reads_a_few_bytes(scripted_api, agent,
     assert result["is_error"] and "looks binary (8,589,934,592 bytes)" in result["content"]
 
 
+@once("v1")
 def test_read_file_keeps_only_the_lines_it_shows(scripted_api, agent, tmp_path):
     (tmp_path / "one-long-line.txt").write_bytes(b"a" * 50_000_000 + b"\nsecond line\nthird\n")
     tracemalloc.start()
@@ -350,6 +369,7 @@ def test_read_file_keeps_only_the_lines_it_shows(scripted_api, agent, tmp_path):
     assert peak < 10_000_000  # the 50 MB line was never held whole
 
 
+@once("v1")
 @pytest.mark.parametrize(
     ("tool", "extra"),
     [
@@ -371,6 +391,7 @@ def test_file_tools_do_not_write_through_a_hard_link(
     assert outside.read_text() == "secret"
 
 
+@once("v1")
 def test_a_symlink_swapped_in_after_the_check_is_not_followed(agent, tmp_path_factory, tmp_path):
     """workdir_path() checked and resolved the path; then another process put a link in its place.
     The open that follows must not write through it, nor read through it."""
