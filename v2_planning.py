@@ -7,8 +7,8 @@
             the turn ends when the model answers without asking for a tool
 
 Read from the top: configuration, the tools the model sees, the loop, what each tool does, and
-the command line. The "plumbing" section at the end (guards, limits, what the screen shows) can
-wait for a second reading: the lesson calls it by names that say what it does.
+the command line. What a first reading can skip (guards, limits, the screen) comes from the
+plumbing package, imported in one block whose names say what each piece does.
 
 New in v2: a `todo` tool. The model sends its whole plan on every call; a TodoList checks the
 rules (at most 20 items, at most one in progress, no blank text) before the new list replaces the
@@ -16,15 +16,10 @@ old one, so a bad update changes nothing. The user sees the plan each time it ch
 [>] in progress, [x] completed. Two reminders keep the plan in use: one in the session's first
 message, and one when open items have gone untouched for TODO_REMINDER_ROUNDS rounds of tool calls.
 
-Environment, also read from a .env file: ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL
-(another Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits
-MAX_TOKENS (8000 per reply), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per
-command).
-Interactive session: arrow keys edit the line and recall earlier ones (kept in ~/.agent_history;
-AGENT_HISTORY=off keeps none, AGENT_HISTORY=FILE keeps them there). A line that ends in a
-backslash goes on to the next one, and a pasted block of lines is one message. Ctrl-C stops the
-current turn and keeps the history; at the prompt it clears the line. Ctrl-C twice, Ctrl-D, q or
-exit leaves. On a terminal, a spinner shows what the agent waits for, and each retry is shown.
+Settings come from the environment, or from the .env file beside this script (never from one in
+the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
+Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits MAX_TOKENS
+(8000 per reply), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per command).
 No API key? `python -m scripted.demo v2` runs this script offline, against a scripted model.
 """
 import argparse
@@ -41,12 +36,12 @@ from plumbing.checks import ToolError, check_tool_call, tool_error_text
 from plumbing.commands import refuse_if_blocked, run_command
 from plumbing.files import (count_matches, edit_hint, match_line_endings, page_note, read_lines,
                             read_text_file, workdir_path, write_text_file)
-from plumbing.prompt import Prompt
+from plumbing.prompt import KEYS, Prompt
 from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_user_message,
                               copy_history, not_run_results, reply_text, stop_incomplete_turn,
                               without_blank_text)
 from plumbing.screen import Screen
-from plumbing.setup import HelpFormatter, check_setup, leave, recover_from, with_retry_notices
+from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
                           shorten, without_edge_spaces)
 
@@ -307,7 +302,7 @@ def run_turn(messages: list, text: str) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, epilog=KEYS, formatter_class=PlainHelp)
     parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")
     parser.add_argument("--workdir", default=".", help="the folder the tools work in (default: .)")
     args = parser.parse_args()

@@ -21,7 +21,7 @@ API_ERRORS = [  # (SDK exception, what the user should do), most specific first
     (anthropic.APIStatusError, "the API answered {status}{retried}: {message}"),
 ]
 RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers each attempt of a request
-HelpFormatter = argparse.RawDescriptionHelpFormatter  # --help prints the docstring as written
+PlainHelp = argparse.RawDescriptionHelpFormatter  # --help prints the docstring as it is written
 
 
 def with_retry_notices(screen: Screen, max_retries: int = anthropic.DEFAULT_MAX_RETRIES):
