@@ -591,4 +591,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    leave(main())
+    leave(main(), SCREEN)

@@ -141,9 +141,11 @@ def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
     screen.wait("waiting for the model")
 
 
-def leave(code: int) -> None:
+def leave(code: int, screen: Screen) -> None:
     """Exit with `code` at once: a subagent's thread still waiting for the model must not hold
-    the program open (its commands were killed already)."""
+    the program open (its commands were killed already). The live region is taken down first,
+    so the terminal gets its cursor back."""
+    screen.wait("")
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

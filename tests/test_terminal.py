@@ -238,3 +238,23 @@ def test_piped_output_has_no_spinner(scripted_api, tmp_path):
     done = run_script("v1", "--workdir", str(tmp_path), "go")
     assert done.returncode == 0 and "All done." in done.stdout
     assert "waiting for" not in done.stdout and "\r" not in done.stdout
+
+
+BACKSPACE = "\x7f"
+
+
+def test_backspace_after_japanese_deletes_one_character_and_markdown_is_rendered(
+    scripted_api, tmp_path
+):
+    """prompt_toolkit edits the line itself, so backspace removes a whole character on every
+    Python build (one linked with libedit deleted one byte of it); the reply's markdown is
+    rendered, not shown as raw ** and fences."""
+    scripted_api.play({"turns": [{"text": "Here is **bold** text.\n\n```\ncode()\n```\n"}]})
+    child = spawn("v1", tmp_path)
+    child.expect("you> ")
+    child.send("日本語です" + BACKSPACE * 2 + "\r")
+    child.expect("bold")
+    display = "\n".join(leave_and_read_the_screen(child, 100))
+    assert user_texts(scripted_api.requests[0]) == ["日本語"]
+    assert "Here is bold text." in display and "**" not in display and "```" not in display
+    assert "code()" in display
