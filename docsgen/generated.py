@@ -141,23 +141,42 @@ def demo_transcript(version: str, record: Path | None = None) -> str:
             f"`python -m scripted.demo {version}` exited with {result.returncode}:\n{result.stdout}"
         )
     output = result.stdout.replace(str(Path(workdir).resolve()), f"/tmp/agent-demo-{version}")
+    call_order = []
     if record:
         hide_folder(record, str(Path(workdir).resolve()))
-    return f"$ python -m scripted.demo {version}\n{steady(output)}"
+        call_order = task_call_order(json.loads(record.read_text(encoding="utf-8")))
+    return f"$ python -m scripted.demo {version}\n{steady(output, call_order)}"
+
+
+def task_call_order(recording: list[dict]) -> list[str]:
+    """The descriptions of the Task calls, in the order the model made them (its replies, in
+    the order they were sent): the transcript shows parallel calls in that order."""
+    descriptions = []
+    for exchange in recording:
+        body = exchange["reply"].get("body") or {}
+        for block in body.get("content", []):
+            if block.get("type") == "tool_use" and block.get("name") == "Task":
+                descriptions.append(str(block["input"].get("description", "")))
+    return descriptions
 
 
 # A subagent's status line ends with its tool count and time: `done (2 tools, 0.4 s)`.
 ELAPSED = re.compile(r"(\(\d+ tools?), \d+\.\d s\)")
 # The lines the threads of parallel subagents print as they start: their Task call and status line.
 STARTING = re.compile(r"^(> Task |\[\w+\] .* … started$)")
+# Said only where bubblewrap is missing: plumbing/sandbox.py's note_if_parsing_only().
+MACHINE_NOTE = re.compile(r"^\[read_only_bash: read-only is enforced by parsing only here")
 
 
-def steady(output: str) -> str:
+def steady(output: str, call_order: list[str] | None = None) -> str:
     """The demo's output, the same on every run, so two builds make the same pages. Three things
     vary with the machine and are evened out: the random work folder (replaced by the caller), a
     subagent's time (shown as n.n s), and the order in which parallel subagents' threads print
-    their first two lines (put in a fixed order: each Task call, then its status line)."""
+    their first two lines (put in the order the model made the calls, `call_order` by
+    description: each Task call, then its status line). A machine-dependent start-up note (no
+    bubblewrap here) is left out: the pages show the same transcript wherever they are built."""
     lines = [ELAPSED.sub(r"\1, n.n s)", line) for line in output.splitlines()]
+    lines = [line for line in lines if not MACHINE_NOTE.match(line)]
     steady_lines = []
     while lines:
         run = list(itertools.takewhile(lambda line: STARTING.match(line), lines))
@@ -165,14 +184,18 @@ def steady(output: str) -> str:
             steady_lines.append(lines.pop(0))
             continue
         del lines[: len(run)]
-        steady_lines += sorted(run, key=lambda line: (starting_order(line, run), line))
+        order = call_order or []
+        steady_lines += sorted(run, key=lambda line: (starting_order(line, run, order), line))
     return "\n".join(steady_lines) + "\n"
 
 
-def starting_order(line: str, run: list[str]) -> int:
-    """Where a line goes among the starting lines: Task calls in the order of their texts, each
-    status line right after the call with its description."""
-    calls = sorted(other for other in run if other.startswith("> Task "))
+def starting_order(line: str, run: list[str], call_order: list[str]) -> int:
+    """Where a line goes among the starting lines: Task calls in the model's order (by text where
+    it is not known), each status line right after the call with its description."""
+    calls = sorted(
+        (other for other in run if other.startswith("> Task ")),
+        key=lambda call: (model_position(call, call_order), call),
+    )
     for number, call in enumerate(calls):
         description = re.search(r'"description": "([^"]*)"', call)
         if line == call:
@@ -180,6 +203,14 @@ def starting_order(line: str, run: list[str]) -> int:
         if description and line.split("] ", 1)[-1].startswith(description[1]):
             return 2 * number + 1
     return 2 * len(calls)
+
+
+def model_position(call: str, call_order: list[str]) -> int:
+    description = re.search(r'"description": "([^"]*)"', call)
+    for position, made in enumerate(call_order):
+        if description and made.startswith(description[1]):
+            return position
+    return len(call_order)
 
 
 def demo_versions() -> list[str]:

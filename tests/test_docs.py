@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 import pytest
 import yaml
 
-from docsgen.generated import SECTION_HEADING, script_sections, steady
+from docsgen.generated import SECTION_HEADING, script_sections, steady, task_call_order
 from docsgen.numbers import PLACEHOLDER
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
@@ -334,15 +334,26 @@ def test_a_transcript_is_the_same_whatever_the_threads_and_the_clock_did():
     ran_again = (
         '> Task {"description": "a"}\n> Task {"description": "b"}\n[explore] b … started\n'
         "[explore] a … started\n[explore] a done (2 tools, 0.7 s)\n"
+        "[read_only_bash: read-only is enforced by parsing only here (bubblewrap is missing)]\n"
     )
-    assert steady(ran_once) == steady(ran_again)
-    assert steady(ran_once).splitlines() == [
-        '> Task {"description": "a"}',
-        "[explore] a … started",
+    model_order = ["b", "a"]  # the model called b first: the transcript keeps its order
+    assert steady(ran_once, model_order) == steady(ran_again, model_order)
+    assert steady(ran_once, model_order).splitlines() == [
         '> Task {"description": "b"}',
         "[explore] b … started",
+        '> Task {"description": "a"}',
+        "[explore] a … started",
         "[explore] a done (2 tools, n.n s)",
     ]
+
+
+def test_the_v3_transcript_shows_parallel_calls_in_the_models_order(built_site):
+    transcript = (GENERATED / "transcripts" / "v3.txt").read_text(encoding="utf-8")
+    recording = json.loads((GENERATED / "hood" / "records" / "v3.json").read_text())
+    calls = [line for line in transcript.splitlines() if line.startswith("> Task ")]
+    shown = [re.search(r'"description": "([^"]*)"', line)[1] for line in calls]
+    assert shown == task_call_order(recording)[: len(shown)]
+    assert "bubblewrap" not in transcript  # the same wherever the site is built
 
 
 def test_the_built_transcripts_hold_no_temporary_folder_and_no_clock(built_site):
