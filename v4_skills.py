@@ -142,8 +142,7 @@ def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
             remind_of_open_todos(messages, calls, tools)
         elif response.stop_reason != "pause_turn":  # pause_turn: send it back and the model resumes
             return reply_text(response)
-    raise AgentStopped(f"no final answer after {max_rounds} model calls (MAX_ROUNDS); "
-                       "say how to go on")
+    raise AgentStopped(f"no final answer within the round cap of {max_rounds} model calls")
 
 
 def call_model(messages: list, system: str, tools: list,

@@ -111,7 +111,7 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
                  stopped: threading.Event) -> int:
     """Say in one line why a turn failed, keep the history valid, and return an exit code."""
     if isinstance(exc, AgentStopped):  # the round cap, max_tokens, a refusal: the history is valid
-        screen.alert(f"stopped: {exc}")
+        screen.alert(f"stopped: {exc}; your conversation is kept: say how to go on")
         return 1
     if isinstance(exc, KeyboardInterrupt):  # every call was answered, so the history stays
         stopped.set()  # commands of other threads stop too: nothing may change a file after this

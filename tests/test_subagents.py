@@ -342,9 +342,10 @@ def test_the_subagent_round_cap_ends_it_with_an_error_that_keeps_its_last_words(
     (result,) = task_results(scripted_api)
     assert result["is_error"]
     assert (
-        "the explore subagent stopped without a report: no final answer after 2 model calls"
-        in result["content"]
+        "the explore subagent stopped without a report: no final answer within the round cap "
+        "of 2 model calls." in result["content"]
     )
+    assert "MAX_ROUNDS" not in result["content"] and "say how" not in result["content"]
     assert "Its last message:\nStill looking in src/." in result["content"]
     assert len(child_requests(scripted_api)) == 2
     assert "[explore] look around failed (2 tools, " in capsys.readouterr().out
