@@ -412,3 +412,26 @@ def test_no_page_shows_a_placeholder_instead_of_its_number(built_site):
         for page in PAGES:
             text = re.sub(r"<[^>]+>", "", html_of(built_site, language, page))
             assert not re.search(r"\{\{.*?\}\}", text), (language, page)
+
+
+def test_the_ten_line_loop_of_the_v1_chapter_runs_against_the_scripted_model(
+    scripted_api, tmp_path, monkeypatch
+):
+    """The loop's essence, shown before the real one, really works: with v1's tools it writes a
+    file the model asked for and returns the model's last text."""
+    from examples.loop_essence import agent_loop
+    from tests.agents import load_agent
+
+    monkeypatch.chdir(tmp_path)
+    v1 = load_agent("v1")
+    scripted_api.play({"turns": [
+        {"tool_calls": [{"name": "write_file", "input": {"path": "hi.txt", "content": "hi"}}]},
+        {"text": "Wrote hi.txt."},
+    ]})
+    messages = [{"role": "user", "content": "write hi.txt"}]
+    answer = agent_loop(v1.client, v1.MODEL_ID, v1.TOOLS, v1.TOOL_HANDLERS, messages)
+    assert answer == "Wrote hi.txt." and (tmp_path / "hi.txt").read_text() == "hi"
+    assert [message["role"] for message in messages] == ["user", "assistant", "user", "assistant"]
+    source = (ROOT / "examples" / "loop_essence.py").read_text(encoding="utf-8")
+    essence = source.split("[start:essence]\n")[1].split("# --8<-- [end:essence]")[0]
+    assert len(essence.strip().splitlines()) <= 12
