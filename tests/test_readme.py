@@ -63,3 +63,26 @@ def test_readme_command_works(command, scripted_api, tmp_path):
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+def test_a_copy_of_a_script_elsewhere_runs_with_the_installed_plumbing(scripted_api, tmp_path):
+    """The README's first command installs the project (requirements.txt: -e .), so a copy of a
+    version script outside the repository, as an attendee or an experiment makes one, imports
+    the plumbing package as the original does."""
+    mine = tmp_path / "elsewhere" / "mine.py"
+    mine.parent.mkdir()
+    mine.write_text((ROOT / "v4_skills.py").read_text(encoding="utf-8"), encoding="utf-8")
+    scripted_api.play({"turns": [{"text": "Hello from the scripted model."}]})
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": ""}  # nothing but the installed package
+    done = subprocess.run(
+        [sys.executable, str(mine), "--workdir", str(tmp_path), "say hello"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Hello from the scripted model." in done.stdout
+    requirements = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "-e ." in [line.split("#")[0].strip() for line in requirements]
