@@ -92,6 +92,7 @@ class Screen:
         self.since = time.monotonic()  # when that wait began
         self.last_output = time.monotonic()
         self.reply = ""  # the markdown of the reply that is streaming now (terminal only)
+        self.reply_lines: list[Text] = []  # the reply rendered, as of the last render
         self.reply_printed = 0  # its rendered lines already printed above the live window
         self.reply_rendered_at = 0.0
         self.status_lines = no_status_lines  # v3's status board puts its lines here
@@ -197,6 +198,7 @@ class Screen:
         """Render the reply's markdown so far; print the lines that can no longer change (all of
         them once the reply is complete); the last few show in the live window meanwhile."""
         lines = self.rendered_reply(self.reply)
+        self.reply_lines = lines
         stable = len(lines)
         if not final:
             stable = max(len(lines) - LIVE_LINES, self.reply_printed)
@@ -206,6 +208,7 @@ class Screen:
         self.reply_rendered_at = time.monotonic()
         if final:
             self.reply = ""
+            self.reply_lines = []
             self.reply_printed = 0
 
     def rendered_reply(self, reply: str) -> list[Text]:
@@ -235,9 +238,7 @@ class Screen:
         """What the live region shows now. Called from rich's refresh thread, which holds rich's
         lock: taking ours here could deadlock with a thread that prints, so it reads a snapshot."""
         reply = self.reply
-        parts = []
-        if reply:
-            parts += self.rendered_reply(reply)[self.reply_printed:]
+        parts = list(self.reply_lines[self.reply_printed:])  # rendered at most 0.1 s ago
         parts += self.status_lines()
         quiet = time.monotonic() - self.last_output > SPINNER_DELAY
         if self.waiting_for and quiet and not reply:
