@@ -8,12 +8,17 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
                                               do not depend on the machine
     the demo transcripts                      token counts read off what the build just ran
     the gistdex case (Context budget)         docsgen/charts.py's GISTDEX, which its chart draws
+    the diff between two versions             {{ v2.changed_lines }}: the lines of v1 that v2
+                                              removes or changes, as tests/test_diff_budget.py
+                                              counts them; {{ diff.budget }} is its limit
 
 Times are not here: they depend on the machine, so the pages say how to measure them instead.
 An unknown name on a page stops the build, naming the page and the name.
 """
 
 import ast
+import difflib
+import itertools
 import json
 import re
 import subprocess
@@ -108,6 +113,17 @@ def lesson_code_lines(source: str) -> int:
     return len([number for number in code_lines(source) if number not in imports])
 
 
+def changed_lines(old: str, new: str) -> int:
+    """How many lines of `old` a diff to `new` marks with '<': removed, or replaced by others."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    count = 0
+    for tag, old_start, old_end, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            count += old_end - old_start
+    return count
+
+
 def hygiene_sizes() -> dict:
     """Run the context-hygiene benchmark; the largest main-agent request, inline and delegated."""
     done = subprocess.run(
@@ -152,6 +168,12 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
             numbers[f"{version}.lines"] = as_shown(len(source.splitlines()))
             numbers[f"{version}.code_lines"] = as_shown(len(code_lines(source)))
             numbers[f"{version}.lesson_code_lines"] = as_shown(lesson_code_lines(source))
+    numbers["diff.budget"] = str(constant(ROOT / "tests" / "test_diff_budget.py", "DIFF_BUDGET"))
+    present = [version for version, script in SCRIPTS.items() if (ROOT / script).exists()]
+    for older, newer in itertools.pairwise(present):
+        old = (ROOT / SCRIPTS[older]).read_text(encoding="utf-8")
+        new = (ROOT / SCRIPTS[newer]).read_text(encoding="utf-8")
+        numbers[f"{newer}.changed_lines"] = str(changed_lines(old, new))  # of the version before
     skill_files = [path for path in (ROOT / "skills").rglob("*") if path.is_file()]
     characters = sum(len(path.read_text(encoding="utf-8")) for path in skill_files)
     numbers["skills.characters"] = as_shown(round(characters, -2))  # "about 8,600"
