@@ -5,6 +5,7 @@ The page checks read the Markdown and need nothing installed. The build checks r
 command, `python -m docsgen`, once for the module, and look at what it produced."""
 
 import ast
+import builtins
 import difflib
 import json
 import os
@@ -19,10 +20,11 @@ import pytest
 import yaml
 
 from docsgen.generated import SECTION_HEADING, script_sections, steady, task_call_order
-from docsgen.numbers import PLACEHOLDER
+from docsgen.numbers import PLACEHOLDER, changed_lines
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
 from tests.site import SEARCH_CASES
+from tests.test_diff_budget import removed_or_changed
 
 DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
 GENERATED = ROOT / ".generated"
@@ -128,6 +130,45 @@ def test_code_blocks_are_included_from_files_not_pasted(page):
             assert fence_language in FREE, (
                 f"```{fence_language or '(no language)'} blocks are not expected: {code}"
             )
+
+
+# -- names on the pages
+# -----------------------------------------------------------------------------------------------
+
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+LOOKS_CALLED = re.compile(r"[A-Za-z_][\w.]*\(.*\)")  # `clip()`, `BOARD.locked(screen)`
+CALLED = re.compile(r"([A-Za-z_]\w*)\(")
+NAMED_IN_CODE = re.compile(r"(\w+)\(|\b(?:def|class) (\w+)")
+NOT_OURS = {"system"}  # awk's system(), one of the ways v3's read-only shell refuses to write
+
+
+def names_in_the_code() -> set[str]:
+    """Every name the code defines or calls: the scripts, the plumbing, the scripted model, the
+    benchmarks, and the workshop's reference solutions (the trainer notes name their functions)."""
+    files = [*ROOT.glob("v*.py"), *ROOT.glob("plumbing/*.py"), *ROOT.glob("scripted/**/*.py")]
+    files += ROOT.glob("bench/**/*.py")
+    source = "\n".join(path.read_text(encoding="utf-8") for path in files)
+    for solution in ROOT.glob("workshop/*/solution.diff"):  # what a solution adds, not removes
+        lines = solution.read_text(encoding="utf-8").splitlines()
+        source += "\n".join(line for line in lines if line.startswith("+"))
+    return {called or defined for called, defined in NAMED_IN_CODE.findall(source)}
+
+
+def test_every_function_a_page_names_exists_in_the_code():
+    """A page that writes `read_user_input()` after the code renamed it reads as true and is not:
+    every backquoted call on a page, and every call inside it, names something the code has."""
+    known = names_in_the_code() | set(dir(builtins)) | NOT_OURS
+    pages = [*DOCS["en"].rglob("*.md"), *DOCS["ja"].rglob("*.md")]
+    pages += [ROOT / "README.md", ROOT / "README_ja.md"]
+    unknown = []
+    for page in pages:
+        for span in CODE_SPAN.findall(page.read_text(encoding="utf-8")):
+            if not LOOKS_CALLED.fullmatch(span):
+                continue
+            for name in CALLED.findall(span):
+                if name not in known:
+                    unknown.append(f"{page.relative_to(ROOT)}: `{span}` ({name})")
+    assert unknown == [], "names the code does not have:\n" + "\n".join(unknown)
 
 
 # -- sections of the scripts
@@ -324,6 +365,13 @@ def test_the_quoted_numbers_are_what_the_code_and_the_demo_produce(built_site):
     assert numbers["hygiene.ratio"] == f"{ratio:.3f}"
     page = html_of(built_site, "en", "v3.md")
     assert f"from {first} to {second}" in page and f"{numbers['hygiene.delegated']} bytes" in page
+
+
+def test_the_changed_lines_the_pages_quote_are_counted_as_the_diff_budget_counts_them():
+    for old, new in zip(SCRIPTS, SCRIPTS[1:], strict=False):
+        older, newer = ((ROOT / script).read_text(encoding="utf-8") for script in (old, new))
+        counted = removed_or_changed(older.splitlines(), newer.splitlines())
+        assert changed_lines(older, newer) == len(counted), (old, new)
 
 
 def test_a_transcript_is_the_same_whatever_the_threads_and_the_clock_did():
