@@ -34,8 +34,9 @@ prompt or the tools, so the cached prefix stays valid. Subagents get no Skill to
 
 Settings come from the environment, or from the .env file beside this script (never from one in
 the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-Anthropic-compatible endpoint), MODEL_ID (default claude-sonnet-5), and the limits MAX_TOKENS
-(8000 per reply), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per command).
+Anthropic-compatible endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply,
+thinking and text together), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per
+command). --help ends with the model and MAX_TOKENS in effect.
 Subagents: SUBAGENT_MAX_ROUNDS (25 model calls per subagent).
 No API key? `python -m scripted.demo v4` runs this script offline, against a scripted model.
 """
@@ -55,10 +56,11 @@ from plumbing.checks import ToolError, check_tool_call, tool_error_text
 from plumbing.commands import refuse_if_blocked, run_command
 from plumbing.files import (count_matches, edit_hint, match_line_endings, page_note, read_lines,
                             read_text_file, workdir_path, write_text_file)
+from plumbing.model import RequestOptions, stream_reply
 from plumbing.prompt import KEYS, Prompt
 from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_user_message,
-                              copy_history, not_run_results, reply_text, stop_incomplete_turn,
-                              without_blank_text)
+                              blocks_to_keep, copy_history, final_answer, not_run_results,
+                              stop_incomplete_turn)
 from plumbing.screen import Screen
 from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
@@ -73,8 +75,11 @@ from plumbing.skills import (DESCRIPTION_LIMIT, SkillSkipped, note_override, rea
 
 # -- config -- configuration: environment variables, optionally from a .env file
 load_dotenv(Path(__file__).resolve().parent / ".env")  # never the work folder's: it may be hostile
-MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5")
-MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 8000))  # per model reply
+DEFAULT_MODEL = "claude-sonnet-5-5"  # the current Sonnet
+MODEL_ID = os.environ.get("MODEL_ID", DEFAULT_MODEL)
+# Per reply, thinking and text together: room for long thinking and a whole file in one
+# write_file, within the 128K a 5.x model may write (a call cut short is retried with all 128K).
+MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 64_000))
 MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per turn: a runaway loop stops
 BASH_TIMEOUT = int(os.environ.get("BASH_TIMEOUT", 120))  # seconds
 TOOL_RESULT_BUDGET = 30_000  # characters of one tool result that may enter the context
@@ -88,6 +93,7 @@ SYSTEM = ("You are a coding agent working in the user's current directory. Act w
           "tool.")
 BASE_URL = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"  # empty: default
 SCREEN = Screen()  # the terminal: the reply as it streams, tool lines, progress
+OPTIONS = RequestOptions(SCREEN)  # thinking shown, automatic caching; dropped where refused
 STOPPED = threading.Event()  # set by Ctrl-C: every running command stops at once
 client = anthropic.Anthropic(base_url=BASE_URL, http_client=with_retry_notices(SCREEN))
 
@@ -131,8 +137,8 @@ def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
     remind_to_plan(messages, tools)
     for _ in range(max_rounds):
         response = call_model(messages, system, tools, screen)
-        content = without_blank_text(response.content)  # the API refuses blank text blocks
-        if content:  # and empty messages, so an empty reply is not kept
+        content = blocks_to_keep(response.content)  # thinking as it came; no blank text
+        if content:  # the API refuses empty messages, so an empty reply is not kept
             messages.append({"role": "assistant", "content": content})
         calls = [block for block in response.content if block.type == "tool_use"]
         if response.stop_reason in INCOMPLETE_REPLY:  # max_tokens, a refusal: nothing to go on with
@@ -141,18 +147,17 @@ def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
             answer_tool_calls(messages, calls, tools, screen)
             remind_of_open_todos(messages, calls, tools)
         elif response.stop_reason != "pause_turn":  # pause_turn: send it back and the model resumes
-            return reply_text(response)
+            return final_answer(response, messages)  # an empty one after tool results stops
     raise AgentStopped(f"no final answer within the round cap of {max_rounds} model calls")
 
 
 def call_model(messages: list, system: str, tools: list,
                screen: "Screen") -> anthropic.types.Message:
-    """One streamed model call. The same system prompt and tools each time: the prefix is cached."""
-    with client.messages.stream(model=MODEL_ID, max_tokens=MAX_TOKENS, system=system, tools=tools,
-                                messages=messages, cache_control={"type": "ephemeral"}) as stream:
-        for text in stream.text_stream:
-            screen.text(text)
-        response = stream.get_final_message()
+    """One streamed model call: its thinking shown dimmed, then its text. The same system prompt
+    and tools each time, and automatic caching: each call reads the earlier ones from the cache."""
+    request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "system": system, "tools": tools,
+               "messages": messages}
+    response = stream_reply(client, request, OPTIONS, screen)  # retried where a retry fixes it
     screen.reply_done(response)
     return response
 
@@ -565,7 +570,9 @@ def run_turn(messages: list, text: str) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, epilog=KEYS, formatter_class=PlainHelp)
+    in_effect = f"In effect: MODEL_ID={MODEL_ID}, MAX_TOKENS={MAX_TOKENS}."
+    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{in_effect}",
+                                     formatter_class=PlainHelp)
     parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")
     parser.add_argument("--workdir", default=".", help="the folder the tools work in (default: .)")
     parser.add_argument("--skills-dir", action="append", default=[], metavar="FOLDER",

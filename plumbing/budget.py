@@ -26,3 +26,31 @@ def cut_short(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit - 1] + "…"
+
+
+# -- a conversation too long for the context window --
+ROOM_NOTE = ("[this tool result was taken out of the conversation to make room in the model's "
+             "context window; run the tool again if you still need it]")
+
+
+def make_room(messages: list) -> int:
+    """Replace the older half of the tool results still in the history with ROOM_NOTE, so that
+    the next request is smaller and can succeed. Returns how many were replaced."""
+    places = []
+    for message in messages:
+        if message["role"] != "user" or not isinstance(message["content"], list):
+            continue
+        for index, block in enumerate(message["content"]):
+            if is_full_tool_result(block):
+                places.append((message, index))
+    take = (len(places) + 1) // 2
+    for message, index in places[:take]:
+        block = message["content"][index]
+        message["content"][index] = {**block, "content": ROOM_NOTE}  # a new block: undo copies
+    return take
+
+
+def is_full_tool_result(block) -> bool:
+    if not isinstance(block, dict) or block.get("type") != "tool_result":
+        return False
+    return block.get("content") != ROOM_NOTE

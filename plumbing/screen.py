@@ -38,6 +38,7 @@ CONTROL_SEQUENCE = re.compile(
     r"|\x1b[ -~]?"  # ESC and one more character
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (but \t and \n), DEL, C1
 CONTROL_MARK = "?"  # shown where a control sequence was taken out
+THINKING_MARK = "  ┊ "  # begins each line of the model's thinking, which is shown dimmed
 
 
 def plain(text: str) -> str:
@@ -97,11 +98,40 @@ class Screen:
         self.reply_rendered_at = 0.0
         self.status_lines = no_status_lines  # v3's status board puts its lines here
         self.live: Live | None = None
+        self.thought = ""  # the model's thinking since its last whole line
+        self.partial_line = False  # in a pipe: the reply's text so far ends mid-line
 
     # -- the events of the loop --
+    def thinking(self, text: str) -> None:
+        """A piece of the model's thinking as it streams (on Sonnet 5.5, its notes between tool
+        calls too). Shown a whole line at a time, dimmed and marked, set apart from the reply."""
+        with self.lock:
+            self.thought += plain(text)
+            lines = self.thought.split("\n")
+            self.thought = lines.pop()  # the line still being written
+            for line in lines:
+                self.thought_line(line)
+
+    def end_thinking(self) -> None:
+        """Show the last line of the thinking, if it did not end with a line break."""
+        with self.lock:
+            if self.thought.strip():
+                self.thought_line(self.thought)
+            self.thought = ""
+
+    def thought_line(self, line: str) -> None:
+        with self.lock:
+            if self.tty():  # wrapped, not cut: thinking comes in long paragraphs
+                self.console.print(Text(THINKING_MARK + line, style="dim italic"))
+            else:
+                self.console.file.write(THINKING_MARK + line + "\n")
+                self.console.file.flush()
+            self.last_output = time.monotonic()
+
     def text(self, text: str) -> None:
         """A piece of the reply as it streams."""
         text = plain(text)
+        self.end_thinking()
         if not self.tty():
             self.write(text)
             return
@@ -112,6 +142,7 @@ class Screen:
                 self.print_stable_reply_lines(final=False)
 
     def reply_done(self, response: anthropic.types.Message) -> None:
+        self.end_thinking()
         if self.tty():
             with self.lock:
                 self.print_stable_reply_lines(final=True)
@@ -122,6 +153,7 @@ class Screen:
                   f"cache read {usage.cache_read_input_tokens or 0:,}", indent="  ")
 
     def tool_call(self, name: str, tool_input: dict) -> None:
+        self.end_thinking()
         if name not in self.quiet_tools:
             line = plain(f"{name} {json.dumps(tool_input, ensure_ascii=False)}")
             self.line(f"> {fit(line, self.width())}", "cyan")
@@ -141,8 +173,11 @@ class Screen:
         self.line(f"{indent}[{plain(text)}]", "dim")
 
     def alert(self, text: str) -> None:
-        """A line the user must not miss: an error, an interruption, a retry."""
+        """A line the user must not miss: an error, an interruption, a retry. What the reply
+        had shown so far is finished first: a retried reply starts afresh below it."""
         with self.lock:
+            self.end_thinking()
+            self.end_partial_reply()
             if self.tty():
                 self.console.print(Text(f"\n[{plain(text)}]", style="bold red"))
             else:
@@ -161,6 +196,14 @@ class Screen:
             elif not what:
                 self.stop_live()
 
+    def end_partial_reply(self) -> None:
+        """Close a reply that stopped halfway: its lines printed, the line ended."""
+        if self.tty() and self.reply:
+            self.print_stable_reply_lines(final=True)
+        elif self.partial_line:
+            self.console.file.write("\n")
+            self.partial_line = False
+
     # -- plain lines and raw text --
     def line(self, text: str, style: str) -> None:
         """One whole line; on a terminal, printed above the live region, in `style`."""
@@ -170,6 +213,7 @@ class Screen:
             else:
                 self.console.file.write(text + "\n")
                 self.console.file.flush()
+                self.partial_line = False
             self.last_output = time.monotonic()
 
     def write(self, text: str) -> None:
@@ -180,6 +224,7 @@ class Screen:
             else:
                 self.console.file.write(text)
                 self.console.file.flush()
+                self.partial_line = not text.endswith("\n")
             self.last_output = time.monotonic()
 
     def tty(self) -> bool:

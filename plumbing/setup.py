@@ -9,7 +9,8 @@ from pathlib import Path
 
 import anthropic
 
-from plumbing.replies import AgentStopped
+from plumbing.budget import make_room
+from plumbing.replies import AgentStopped, Refused, room_made
 from plumbing.screen import Screen
 
 API_ERRORS = [  # (SDK exception, what the user should do), most specific first
@@ -117,12 +118,30 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
         stopped.set()  # commands of other threads stop too: nothing may change a file after this
         screen.alert("interrupted: the turn stopped here; your conversation is kept")
         return 130
+    if isinstance(exc, Refused):  # the docs: take the refused exchange out of the context
+        messages[:] = before
+        screen.alert(f"{exc}; this turn is taken out of the conversation, so it does not weigh "
+                     "on the next one: ask again differently, or ask something else")
+        return 1
+    if prompt_too_long(exc):  # as it is, every later request would fail the same way
+        replaced = make_room(messages)
+        screen.alert(f"error: the conversation no longer fits the model's context window "
+                     f"({api_message(exc)}); {room_made(replaced)}")
+        return 1
     if isinstance(exc, anthropic.APIError):  # the request failed as a whole: nothing to undo
         screen.alert(f"error: {explain_api_error(exc)}")
         return 1
     messages[:] = before  # a bug: the turn may have left the history half-written
     screen.alert(f"error: {type(exc).__name__}: {exc}; this turn is not kept in the history")
     return 1
+
+
+def prompt_too_long(exc: BaseException) -> bool:
+    """The API's 400 for a prompt longer than the context window ("prompt is too long: ...").
+    https://platform.claude.com/docs/en/build-with-claude/context-windows"""
+    if not isinstance(exc, anthropic.BadRequestError):
+        return False
+    return "prompt is too long" in api_message(exc)
 
 
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:

@@ -25,6 +25,7 @@ class Status:
     def __init__(self, agent_type: str, description: str) -> None:
         self.label = f"[{agent_type}] {shorten(description)}"  # one line, no escape codes
         self.tools = 0
+        self.retries = 0  # the model call's retries, counted instead of shown one by one
         self.started = time.monotonic()
         self.cancelled = False
 
@@ -33,8 +34,16 @@ class Status:
         if self.cancelled:
             raise KeyboardInterrupt
 
+    def thinking(self, text: str) -> None:
+        self.stop_if_cancelled()
+
     def text(self, text: str) -> None:
         self.stop_if_cancelled()
+
+    def alert(self, text: str) -> None:
+        """A retry of the subagent's model call: counted on its status line."""
+        self.stop_if_cancelled()
+        self.retries += 1
 
     def reply_done(self, response: anthropic.types.Message) -> None:
         self.stop_if_cancelled()
@@ -52,6 +61,8 @@ class Status:
         if self.tools == 1:
             tools = "1 tool"
         progress = f"{tools}, {time.monotonic() - self.started:.1f} s"
+        if self.retries:
+            progress += f", {self.retries} retried"
         end = f" … {progress}"
         if outcome:
             end = f" {outcome} ({progress})"

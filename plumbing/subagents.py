@@ -21,11 +21,21 @@ def last_message(messages: list, budget: int) -> str:
     texts = []
     for message in messages:
         if message["role"] == "assistant":
-            texts += [block.text for block in message["content"] if block.type == "text"]
+            texts += [said(block) for block in message["content"] if said(block).strip()]
     if not texts:
         return ""
     last = texts[-1]
     return f"\nIts last message{report_cut_note(last, budget)}:\n{last[:budget]}"
+
+
+def said(block) -> str:
+    """What a block of a reply says: its text, or a thinking block's notes (on Sonnet 5.5 the
+    notes between tool calls come in thinking blocks)."""
+    if block.type == "text":
+        return block.text
+    if block.type == "thinking":
+        return block.thinking
+    return ""
 
 
 def report_cut_note(report: str, budget: int) -> str:

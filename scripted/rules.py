@@ -19,7 +19,12 @@ from typing import Any
 
 import jsonschema
 
+from scripted.models import Model
+
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+THINKING_TYPES = ("adaptive", "enabled", "disabled", "between_tools")
+DISPLAYS = ("summarized", "omitted")
+MAX_BREAKPOINTS = 4  # https://platform.claude.com/docs/en/build-with-claude/prompt-caching
 
 # -- the rules --
 
@@ -75,7 +80,68 @@ def top_level_errors(body: dict) -> list[str]:
         errors.append(
             "cache_control: must be {\"type\": \"ephemeral\"}, with an optional ttl of '5m' or '1h'"
         )
+    return errors + thinking_errors(body)
+
+
+def thinking_errors(body: dict) -> list[str]:
+    """The shape of `thinking`; which types a model accepts is model_errors' business.
+    https://platform.claude.com/docs/en/build-with-claude/thinking"""
+    if "thinking" not in body:
+        return []
+    thinking = body["thinking"]
+    if not isinstance(thinking, dict) or thinking.get("type") not in THINKING_TYPES:
+        return [f"thinking.type: must be one of {', '.join(THINKING_TYPES)}"]
+    errors = []
+    if "display" in thinking and thinking["display"] not in DISPLAYS:
+        errors.append(f"thinking.display: must be one of {', '.join(DISPLAYS)}")
+    if "display" in thinking and thinking["type"] in ("disabled", "between_tools"):
+        errors.append("thinking.display: Extra inputs are not permitted")
+    if thinking["type"] == "enabled" and not isinstance(thinking.get("budget_tokens"), int):
+        errors.append("thinking.budget_tokens: Field required")
     return errors
+
+
+def model_errors(body: dict, model: Model) -> list[str]:
+    """What this model refuses: max_tokens above its maximum output, a thinking type it lacks,
+    a forced tool choice where it is not supported.
+    https://platform.claude.com/docs/en/about-claude/models/overview (max output)
+    https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide (thinking disabled,
+    forced tool choice)"""
+    errors = []
+    if body["max_tokens"] > model.max_output:
+        errors.append(
+            f"max_tokens: {body['max_tokens']} > {model.max_output}, which is the maximum "
+            f"allowed number of output tokens for {body['model']}"
+        )
+    kind = (body.get("thinking") or {}).get("type")
+    if kind is not None and kind not in model.thinking_types:
+        errors.append(
+            f"thinking.type: {kind!r} is not supported on {body['model']}; it accepts "
+            f"{', '.join(model.thinking_types)}"
+        )
+    choice = (body.get("tool_choice") or {}).get("type")
+    if choice in ("any", "tool") and not model.forced_tool_choice:
+        errors.append(
+            f"tool_choice: forced tool use ({choice!r}) is not supported on {body['model']}; "
+            "use 'auto' or 'none'"
+        )
+    return errors
+
+
+def cache_breakpoint_errors(body: dict) -> list[str]:
+    """At most four breakpoints, a top-level cache_control (automatic caching) counting as one.
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching"""
+    found = int("cache_control" in body)
+    found += sum("cache_control" in tool for tool in body.get("tools") or [])
+    if isinstance(body.get("system"), list):
+        found += sum("cache_control" in block for block in body["system"])
+    for message in body["messages"]:
+        found += sum("cache_control" in block for block in blocks_of(message))
+    if found <= MAX_BREAKPOINTS:
+        return []
+    return [
+        f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}."
+    ]
 
 
 def tools_errors(tools: Any) -> list[str]:
@@ -107,6 +173,10 @@ def schema_errors(schema: Any, where: str) -> list[str]:
         return [f"{where}: Field required (an object)"]
     if schema.get("type") != "object":
         return [f"{where}.type: Input should be 'object'"]
+    # The real API's answer to a top-level combinator (tool definitions:
+    # https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use)
+    if {"oneOf", "allOf", "anyOf"} & set(schema):
+        return [f"{where}: input_schema does not support oneOf, allOf, or anyOf at the top level"]
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:

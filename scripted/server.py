@@ -29,21 +29,42 @@ A scenario is plain data, usually a YAML file:
       - match: "find the auth code"         # a substring of the request's first user message
         turns: [{text: "It is in auth.py."}]
 
-Turn keys: `text`; `tool_calls` (each `name`, `input`, and `invalid: true` to
-skip the schema check); `stop_reason` (default `tool_use` with tool calls,
-else `end_turn`); `expect` (`tool_result_contains`, `tool_result_is_error`,
-`last_user_contains`, `system_contains`, `tools`); `latency` in seconds;
+Turn keys: `thinking` (the model's thinking before it writes: a signed thinking
+block, as the request's model and `thinking.display` return it); `text` (on a
+model that puts the notes between tool calls in thinking blocks, a text that
+comes with tool calls is one of those); `tool_calls` (each `name`, `input`,
+and `invalid: true` to skip the schema check); `stop_reason` (default
+`tool_use` with tool calls, else `end_turn`; `max_tokens` leaves a thinking
+block that comes last unsigned, as a reply cut before its signature); `expect`
+(`tool_result_contains`, `tool_result_is_error`, `last_user_contains`,
+`system_contains`, `tools`); `latency` in seconds;
 `hold: true` (the reply waits, after its latency, until the test calls
 `api.release()`, so the test decides what happens first; `hold: midway`
 streams the first half of the reply's events, then waits the same way, as a
 model stalls mid-sentence); `repeat: N`; or
-`error` (`status`, `message`, `retry_after_ms`) instead of content. Other
+`error` (`status`, `message`, `retry_after_ms`; `midstream: true` sends it as
+an `event: error` inside an HTTP 200 stream, after the first half of the
+turn's `text`) instead of content.
+
+Scenario keys besides `turns` and `tracks`: `rejects` (request fields that the
+endpoint answers with 400 "Extra inputs are not permitted", as some
+Anthropic-compatible endpoints do: `cache_control`, `thinking`,
+`thinking.display`); `context_window` (tokens: a smaller window than the
+model's, so that "prompt is too long" comes by size in a short test). Other
 top-level keys (`name`, `task`, ...) are left for the reader.
+
+Per model (scripted/models.py), as the real API does: thinking on or off by
+default, signed thinking blocks checked when they come back, the notes
+between tool calls in thinking blocks on 5.5-style models, prompt caching with
+its per-model minimum, the largest max_tokens, and a 404 for an unknown model.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
+import hmac
 import json
 import os
 import threading
@@ -57,7 +78,16 @@ from typing import Any
 import jsonschema
 import yaml
 
-from scripted.rules import declared_tools, plain_text, tool_results, validate_request
+from scripted.models import MODELS, Model
+from scripted.rules import (
+    blocks_of,
+    cache_breakpoint_errors,
+    declared_tools,
+    model_errors,
+    plain_text,
+    tool_results,
+    validate_request,
+)
 
 # -- configuration --
 
@@ -80,9 +110,20 @@ STOP_REASONS = {
     "refusal",
     "model_context_window_exceeded",
 }
-TURN_KEYS = {"text", "tool_calls", "stop_reason", "expect", "latency", "hold", "repeat", "error"}
+TURN_KEYS = {
+    "thinking",
+    "text",
+    "tool_calls",
+    "stop_reason",
+    "expect",
+    "latency",
+    "hold",
+    "repeat",
+    "error",
+}
 CALL_KEYS = {"name", "input", "invalid"}
-ERROR_KEYS = {"status", "message", "retry_after_ms"}
+ERROR_KEYS = {"status", "message", "retry_after_ms", "midstream"}
+REJECTABLE = {"cache_control", "thinking", "thinking.display"}  # what `rejects` may name
 EXPECT_KEYS = {
     "tool_result_contains",
     "tool_result_is_error",
@@ -94,6 +135,15 @@ TEXT_CHUNK = 16  # characters per delta, so streaming shows in a terminal...
 MAX_DELTAS = 400  # ...but a huge text is cut into at most about this many deltas
 NO_TURN_LEFT = "scripted scenario has no turn left for this request"
 HOLD_LIMIT = 30  # seconds a `hold: true` reply waits for api.release() before it goes out anyway
+# A thinking block's signature proves that the API made the block, for this model, with this
+# text: the real API refuses one that was changed, lost its signature, or came from another model.
+# https://platform.claude.com/docs/en/build-with-claude/thinking (the signature is opaque and
+# must come back unchanged); the fixed key keeps the docs' recorded requests the same each build.
+SIGNING_KEY = b"scripted-messages-api"
+# Prompt caching looks for an earlier cache entry at most this many blocks before a breakpoint.
+# https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+CACHE_LOOKBACK = 20
+CHARACTERS_PER_TOKEN = 4  # a deterministic stand-in for the tokenizer
 
 # -- loading a scenario --
 
@@ -121,6 +171,12 @@ def check_scenario(data: Any, source: str = "scenario") -> dict:
         raise ValueError(
             f"{source}: `tracks` must be a list of mappings, each with a `match` and `turns`"
         )
+    rejects = data.get("rejects", [])
+    if not isinstance(rejects, list) or set(rejects) - REJECTABLE:
+        raise ValueError(f"{source}: `rejects` is a list of fields among {sorted(REJECTABLE)}")
+    window = data.get("context_window", 1)
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+        raise ValueError(f"{source}: `context_window` is a positive number of tokens")
     for track in [{"match": None, "turns": data["turns"]}, *tracks]:
         for number, turn in enumerate(track["turns"], 1):
             if problem := turn_shape_problem(turn):
@@ -139,8 +195,11 @@ def turn_shape_problem(turn: Any) -> str | None:
         return f"unknown key(s) {sorted(unknown)}; a turn may have {sorted(TURN_KEYS)}"
     if "error" in turn:
         error = turn["error"]
-        if {"text", "tool_calls", "stop_reason"} & set(turn):
-            return "an `error` turn cannot also have text, tool_calls or stop_reason"
+        content_keys = {"thinking", "text", "tool_calls", "stop_reason"}
+        if isinstance(error, dict) and error.get("midstream"):
+            content_keys = {"thinking", "tool_calls", "stop_reason"}  # the text it breaks off
+        if content_keys & set(turn):
+            return f"an `error` turn cannot also have {', '.join(sorted(content_keys))}"
         if (
             not isinstance(error, dict)
             or set(error) - ERROR_KEYS
@@ -152,8 +211,9 @@ def turn_shape_problem(turn: Any) -> str | None:
             )
     elif "text" not in turn and "tool_calls" not in turn:
         return "a turn needs `text`, `tool_calls` or `error`"
-    if "text" in turn and (not isinstance(turn["text"], str) or not turn["text"]):
-        return "`text` must be a non-empty string"
+    for key in ("thinking", "text"):
+        if key in turn and (not isinstance(turn[key], str) or not turn[key]):
+            return f"`{key}` must be a non-empty string"
     calls = turn.get("tool_calls", [])
     if not isinstance(calls, list) or not all(is_tool_call(call) for call in calls):
         return (
@@ -252,25 +312,111 @@ def to_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def count_usage(body: dict, content: list[dict], cached_prefixes: set[str]) -> dict:
-    """Deterministic token counts (four characters of JSON a token) and a simulated prompt cache."""
-    usage = {
-        "input_tokens": len(canonical(body)) // 4,
-        "output_tokens": max(1, len(canonical(content)) // 4),
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-    }
+def tokens(data: Any) -> int:
+    return len(canonical(data)) // CHARACTERS_PER_TOKEN
+
+
+def sign(model: str, thinking: str) -> str:
+    """The signature of a thinking block: bound to the model and to the text the client got."""
+    digest = hmac.new(SIGNING_KEY, f"{model}\n{thinking}".encode(), hashlib.sha256).digest()
+    return base64.b64encode(digest).decode()
+
+
+def signature_errors(body: dict) -> list[str]:
+    """A thinking block must come back exactly as the API sent it, signature included."""
+    errors = []
+    for i, message in enumerate(body["messages"]):
+        if message["role"] != "assistant":
+            continue
+        for j, block in enumerate(blocks_of(message)):
+            if block["type"] != "thinking":
+                continue
+            signature = block.get("signature")
+            if not signature or signature != sign(body["model"], block.get("thinking", "")):
+                errors.append(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
+    return errors
+
+
+def prompt_units(body: dict) -> list[dict]:
+    """The request's blocks in the order a prompt cache reads them: tools, system, messages.
+    A block's own cache_control is left out: moving a breakpoint does not change the prefix."""
+    units = []
+    for tool in body.get("tools") or []:
+        units.append({"tool": without_cache_control(tool)})
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        system = [{"type": "text", "text": system}]
+    for block in system or []:
+        units.append({"system": without_cache_control(block)})
+    for i, message in enumerate(body["messages"]):
+        for block in blocks_of(message):
+            units.append({"message": i, "role": message["role"], **without_cache_control(block)})
+    return units
+
+
+def without_cache_control(block: dict) -> dict:
+    return {key: value for key, value in block.items() if key != "cache_control"}
+
+
+def breakpoints(body: dict, units: list[dict]) -> list[int]:
+    """Where the request's cache breakpoints fall, as prefix lengths in units: each block marked
+    with cache_control, and for a top-level cache_control (automatic caching) the last
+    cacheable block. Thinking blocks cannot carry a breakpoint."""
+    marked = []
+    for tool in body.get("tools") or []:
+        marked.append("cache_control" in tool)
+    system = body.get("system")
+    if isinstance(system, list):
+        marked += ["cache_control" in block for block in system]
+    elif system:
+        marked.append(False)
+    for message in body["messages"]:
+        marked += ["cache_control" in block for block in blocks_of(message)]
+    found = [index + 1 for index, is_marked in enumerate(marked) if is_marked]
     if "cache_control" in body:
-        prefix = canonical({"system": body.get("system"), "tools": body.get("tools")})
-        key = (
-            "cache_read_input_tokens"
-            if prefix in cached_prefixes
-            else "cache_creation_input_tokens"
-        )
-        usage[key] = len(prefix) // 4
-        usage["input_tokens"] -= usage[key]
-        cached_prefixes.add(prefix)
-    return usage
+        cacheable = [
+            index + 1
+            for index, unit in enumerate(units)
+            if unit.get("type") not in ("thinking", "redacted_thinking")
+        ]
+        if cacheable:
+            found.append(cacheable[-1])
+    return sorted(set(found))
+
+
+def count_usage(body: dict, content: list[dict], model: Model, cache: dict[str, int]) -> dict:
+    """Token counts (four characters of JSON a token) and prompt caching as documented: each
+    breakpoint reads the longest prefix cached within CACHE_LOOKBACK blocks before it; a prefix
+    shorter than the model's minimum is never written, silently; the longest breakpoint's prefix
+    is written if it is not there yet. Input tokens are what neither read nor wrote.
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching"""
+    units = prompt_units(body)
+    keys, sizes, digest, characters = [""], [0], hashlib.sha256(body["model"].encode()), 0
+    for unit in units:
+        text = canonical(unit)
+        digest.update(text.encode())
+        characters += len(text)
+        keys.append(digest.hexdigest())
+        sizes.append(characters // CHARACTERS_PER_TOKEN)
+    read = 0
+    marks = breakpoints(body, units)
+    for mark in marks:
+        for length in range(mark, max(mark - CACHE_LOOKBACK, 0), -1):
+            if keys[length] in cache:
+                read = max(read, sizes[length])
+                break
+    written = 0
+    if marks and sizes[marks[-1]] >= model.cache_minimum and keys[marks[-1]] not in cache:
+        written = max(sizes[marks[-1]] - read, 0)
+    for mark in marks:
+        if sizes[mark] >= model.cache_minimum:
+            cache[keys[mark]] = sizes[mark]
+    return {
+        "input_tokens": max(sizes[-1] - read - written, 0),
+        "output_tokens": max(1, tokens(content)),
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+    }
 
 
 def sse_events(message: dict) -> list[tuple[str, dict]]:
@@ -290,6 +436,9 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
                 "text",
                 block["text"],
             )
+        elif block["type"] == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            delta_type, key, payload = "thinking_delta", "thinking", block["thinking"]
         else:
             opening = {**block, "input": {}}
             delta_type, key, payload = "input_json_delta", "partial_json", to_json(block["input"])
@@ -310,6 +459,14 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
             )
             for piece in chunks(payload)
         ]
+        if block.get("signature"):  # the signature comes last; a block cut short has none
+            delta = {"type": "signature_delta", "signature": block["signature"]}
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                )
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(
         (
@@ -322,6 +479,14 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
         )
     )
     return events + [("message_stop", {"type": "message_stop"})]
+
+
+def broken_stream_events(message: dict, error: dict) -> list[tuple[str, dict]]:
+    """An HTTP 200 stream that breaks off: the first half of the message's events, then an
+    `event: error`, as the API sends when it is overloaded mid-reply.
+    https://platform.claude.com/docs/en/build-with-claude/streaming#error-events"""
+    events = sse_events(message)
+    return events[: max(len(events) // 2, 1)] + [("error", error)]
 
 
 def chunks(text: str) -> list[str]:
@@ -362,6 +527,7 @@ class Reply:
     # The release() of the scenario that was playing when the request came. A handler thread can
     # reach its wait late, after the test is over and the next one has called play().
     released: threading.Event | None = None
+    error_event: dict | None = None  # an `event: error` that breaks the stream off midway
 
 
 class ScriptedAPI:
@@ -435,10 +601,14 @@ class ScriptedAPI:
                 )
                 for track in tracks
             ]
-            self._cached_prefixes: set[str] = set()
+            self._cache: dict[str, int] = {}  # prompt cache: prefix key -> its tokens
+            self._paused: set[str] = set()  # pause_turn replies, which may come back to resume
             self.requests: list[Recorded] = []
             self.violations: list[str] = []
             self.problems: list[str] = []
+            # 400s that are not the agent's fault: an endpoint's refusal of an optional field,
+            # a prompt too long for the context window. The agent is to recover from them.
+            self.refused: list[str] = []
             self._released = threading.Event()
 
     def release(self) -> None:
@@ -496,9 +666,67 @@ class ScriptedAPI:
         if errors:
             self.violations += errors
             return error_reply({"status": 400, "message": "; ".join(errors)}), record
-        return self._play_turn(body, record), record
+        refused = self._endpoint_refuses(body)
+        if refused:
+            self.refused.append(refused)
+            return error_reply({"status": 400, "message": refused}), record
+        model = MODELS.get(body["model"])
+        if model is None:  # https://platform.claude.com/docs/en/api/errors (404 not_found_error)
+            self.violations.append(f"model: {body['model']!r} is not a model the API knows")
+            return error_reply({"status": 404, "message": f"model: {body['model']}"}), record
+        errors = (
+            model_errors(body, model)
+            + cache_breakpoint_errors(body)
+            + signature_errors(body)
+            + self._prefill_errors(body, model)
+        )
+        if errors:
+            self.violations += errors
+            return error_reply({"status": 400, "message": "; ".join(errors)}), record
+        too_long = self._too_long(body, model)
+        if too_long:
+            self.refused.append(too_long)
+            return error_reply({"status": 400, "message": too_long}), record
+        return self._play_turn(body, record, model), record
 
-    def _play_turn(self, body: dict, record: Recorded) -> Reply:
+    def _endpoint_refuses(self, body: dict) -> str:
+        """What an Anthropic-compatible endpoint that lacks an optional field answers (those in
+        front of Bedrock or Vertex answer this to a top-level cache_control)."""
+        rejects = self.scenario.get("rejects", [])
+        thinking = body.get("thinking")
+        if "cache_control" in rejects and "cache_control" in body:
+            return "cache_control: Extra inputs are not permitted"
+        if "thinking" in rejects and thinking is not None:
+            return "thinking: Extra inputs are not permitted"
+        if "thinking.display" in rejects and isinstance(thinking, dict) and "display" in thinking:
+            return "thinking.display: Extra inputs are not permitted"
+        return ""
+
+    def _prefill_errors(self, body: dict, model: Model) -> list[str]:
+        """On a model without prefill the conversation ends on a user message, unless it sends
+        a pause_turn reply back so that the model resumes it.
+        https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide
+        https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons"""
+        last = body["messages"][-1]
+        if model.prefill or last["role"] != "assistant":
+            return []
+        if content_key(blocks_of(last)) in self._paused:
+            return []
+        return [
+            f"messages.{len(body['messages']) - 1}: {body['model']} does not support assistant "
+            "message prefill; the conversation must end with a user message"
+        ]
+
+    def _too_long(self, body: dict, model: Model) -> str:
+        """By size, as the real API refuses a prompt longer than the context window.
+        https://platform.claude.com/docs/en/build-with-claude/context-windows"""
+        window = self.scenario.get("context_window", model.context_window)
+        size = sum(tokens(unit) for unit in prompt_units(body))
+        if size <= window:
+            return ""
+        return f"prompt is too long: {size} tokens > {window} maximum"
+
+    def _play_turn(self, body: dict, record: Recorded, model: Model) -> Reply:
         record.track, turns = self._track_for(body)
         if not turns:
             self.problems.append(
@@ -509,16 +737,24 @@ class ScriptedAPI:
         if failures := expect_failures(turn.get("expect", {}), body):
             self.problems.append(f"{label}: expect failed: {'; '.join(failures)}")
             return error_reply({"status": 400, "message": self.problems[-1]})
+        stream = body.get("stream") is True
+        if "error" in turn and turn["error"].get("midstream") and stream:
+            return Reply(
+                200,
+                self._message(turn, body, model),
+                stream=True,
+                latency=turn.get("latency", 0),
+                error_event=error_body(turn["error"]["status"], turn["error"].get("message", "")),
+            )
         if "error" in turn:
             return error_reply(turn["error"], turn.get("latency", 0))
         self.problems += [
             f"{label}: {problem}"
             for problem in tool_call_problems(turn.get("tool_calls", []), body)
         ]
-        stream = body.get("stream") is True
         return Reply(
             200,
-            self._message(turn, body),
+            self._message(turn, body, model),
             stream,
             turn.get("latency", 0),
             hold=turn.get("hold", False),
@@ -534,8 +770,8 @@ class ScriptedAPI:
                 return match, turns
         return "default", self._tracks[0][1]
 
-    def _message(self, turn: dict, body: dict) -> dict:
-        content = [{"type": "text", "text": turn["text"]}] if "text" in turn else []
+    def _message(self, turn: dict, body: dict, model: Model) -> dict:
+        content = self._thinking_and_text(turn, body, model)
         content += [
             {
                 "type": "tool_use",
@@ -546,6 +782,10 @@ class ScriptedAPI:
             for call in turn.get("tool_calls", [])
         ]
         stop_reason = turn.get("stop_reason", "tool_use" if turn.get("tool_calls") else "end_turn")
+        if stop_reason == "max_tokens" and content and content[-1]["type"] == "thinking":
+            content[-1]["signature"] = ""  # cut off before its signature came
+        if stop_reason == "pause_turn":
+            self._paused.add(content_key(content))
         return {
             "id": self._next_id("msg_01scripted"),
             "type": "message",
@@ -554,12 +794,42 @@ class ScriptedAPI:
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": count_usage(body, content, self._cached_prefixes),
+            "usage": count_usage(body, content, model, self._cache),
         }
+
+    def _thinking_and_text(self, turn: dict, body: dict, model: Model) -> list[dict]:
+        """The thinking and text blocks of the reply, as this model returns them.
+        https://platform.claude.com/docs/en/build-with-claude/thinking (display: summarized
+        returns the thinking as text, omitted returns an empty block with its signature)
+        https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5 (on Sonnet
+        5.5 the text between tool calls comes back in thinking blocks; between_tools turns off
+        the thinking before the first call)"""
+        setting = body.get("thinking") or {}
+        kind = setting.get("type", "adaptive" if model.thinking_by_default else "disabled")
+        display = setting.get("display", model.default_display)
+        content = []
+        if "thinking" in turn and kind in ("adaptive", "enabled"):
+            content.append(thinking_block(turn["thinking"], display, body["model"]))
+        if "text" in turn:
+            if turn.get("tool_calls") and model.notes_in_thinking and kind != "disabled":
+                content.append(thinking_block(turn["text"], display, body["model"]))
+            else:
+                content.append({"type": "text", "text": turn["text"]})
+        return content
 
     def _next_id(self, prefix: str) -> str:
         self._ids += 1
         return f"{prefix}{self._ids:04d}"
+
+
+def thinking_block(thinking: str, display: str, model: str) -> dict:
+    shown = thinking if display == "summarized" else ""
+    return {"type": "thinking", "thinking": shown, "signature": sign(model, shown)}
+
+
+def content_key(blocks: list[dict]) -> str:
+    """What identifies a reply that comes back: its block types, texts and ids."""
+    return canonical([[block["type"], block.get("text"), block.get("id")] for block in blocks])
 
 
 def error_reply(error: dict, latency: float = 0.0) -> Reply:
@@ -600,6 +870,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("content-type", "text/event-stream")
             self.end_headers()
             events = sse_events(reply.body)
+            if reply.error_event is not None:
+                events = broken_stream_events(reply.body, reply.error_event)
             for number, (event, data) in enumerate(events):
                 if reply.hold == "midway" and number == len(events) // 2:
                     self.wfile.flush()
