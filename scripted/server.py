@@ -209,8 +209,8 @@ def turn_shape_problem(turn: Any) -> str | None:
                 f"`error` needs a `status` in {sorted(ERROR_TYPES)} and may have "
                 f"{sorted(ERROR_KEYS)}"
             )
-    elif "text" not in turn and "tool_calls" not in turn:
-        return "a turn needs `text`, `tool_calls` or `error`"
+    elif not {"thinking", "text", "tool_calls"} & set(turn):
+        return "a turn needs `thinking`, `text`, `tool_calls` or `error`"
     for key in ("thinking", "text"):
         if key in turn and (not isinstance(turn[key], str) or not turn[key]):
             return f"`{key}` must be a non-empty string"
@@ -603,6 +603,8 @@ class ScriptedAPI:
             ]
             self._cache: dict[str, int] = {}  # prompt cache: prefix key -> its tokens
             self._paused: set[str] = set()  # pause_turn replies, which may come back to resume
+            self._thinking_of: dict[str, list[str]] = {}  # a reply's first tool_use id: the
+            # signatures of its thinking blocks, which must come back with the tool calls
             self.requests: list[Recorded] = []
             self.violations: list[str] = []
             self.problems: list[str] = []
@@ -678,6 +680,7 @@ class ScriptedAPI:
             model_errors(body, model)
             + cache_breakpoint_errors(body)
             + signature_errors(body)
+            + self._missing_thinking_errors(body)
             + self._prefill_errors(body, model)
         )
         if errors:
@@ -701,6 +704,26 @@ class ScriptedAPI:
         if "thinking.display" in rejects and isinstance(thinking, dict) and "display" in thinking:
             return "thinking.display: Extra inputs are not permitted"
         return ""
+
+    def _missing_thinking_errors(self, body: dict) -> list[str]:
+        """The reply that asked for the tools being answered must come back with its thinking
+        blocks, unchanged and in place: the model goes on from its own thinking.
+        https://platform.claude.com/docs/en/build-with-claude/thinking (thinking with tool use)"""
+        messages = body["messages"]
+        if len(messages) < 2 or not tool_results(messages[-1]):
+            return []
+        reply = blocks_of(messages[-2])
+        calls = [block["id"] for block in reply if block["type"] == "tool_use"]
+        if not calls or calls[0] not in self._thinking_of:
+            return []
+        sent = self._thinking_of[calls[0]]
+        back = [block.get("signature") for block in reply if block["type"] == "thinking"]
+        if back == sent:
+            return []
+        return [
+            f"messages.{len(messages) - 2}: the thinking blocks of a reply with tool_use blocks "
+            "must be passed back with them, unmodified, while its tool results are answered"
+        ]
 
     def _prefill_errors(self, body: dict, model: Model) -> list[str]:
         """On a model without prefill the conversation ends on a user message, unless it sends
@@ -786,6 +809,10 @@ class ScriptedAPI:
             content[-1]["signature"] = ""  # cut off before its signature came
         if stop_reason == "pause_turn":
             self._paused.add(content_key(content))
+        calls = [block["id"] for block in content if block["type"] == "tool_use"]
+        signatures = [block["signature"] for block in content if block["type"] == "thinking"]
+        if calls and signatures:
+            self._thinking_of[calls[0]] = signatures
         return {
             "id": self._next_id("msg_01scripted"),
             "type": "message",

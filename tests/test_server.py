@@ -127,14 +127,311 @@ def test_create_without_streaming_reports_usage_and_model(scripted_api, client):
     )  # how SDK 2.x sends api_key
 
 
-def test_second_request_with_the_same_cached_prefix_reads_the_cache(scripted_api, client):
+# -- prompt caching, as documented: the breakpoint, the longest prefix, the per-model minimum --
+LONG_SYSTEM = "You are a coding agent. " + "Follow the house style of the project. " * 120
+
+
+def cached_ask(client, messages: list, model: str = MODEL) -> anthropic.types.Usage:
+    return client.messages.create(
+        model=model,
+        max_tokens=1000,
+        system=LONG_SYSTEM,
+        tools=TOOLS,
+        messages=messages,
+        cache_control={"type": "ephemeral"},
+    ).usage
+
+
+def test_a_follow_up_request_reads_the_whole_earlier_conversation_from_the_cache(
+    scripted_api, client
+):
+    scripted_api.play({"turns": [{"text": "One."}, {"text": "Two."}]})
+    messages = [{"role": "user", "content": "First question."}]
+    first = cached_ask(client, messages)
+    messages += [
+        {"role": "assistant", "content": "One."},
+        {"role": "user", "content": "A second question."},
+    ]
+    second = cached_ask(client, messages)
+    # The breakpoint sat on the first request's last block, so all of it was written...
+    assert first.cache_read_input_tokens == 0 and first.input_tokens == 0
+    assert first.cache_creation_input_tokens > 1_024
+    # ...and the second request reads all of it back, and writes only what came since.
+    assert second.cache_read_input_tokens == first.cache_creation_input_tokens
+    assert 0 < second.cache_creation_input_tokens < 100 and second.input_tokens == 0
+
+
+def test_below_the_model_minimum_nothing_is_cached_and_nothing_says_so(scripted_api, client):
     scripted_api.play({"turns": [{"text": "One."}, {"text": "Two."}]})
     cached = {"system": SYSTEM, "tools": TOOLS, "cache_control": {"type": "ephemeral"}}
-    first = ask(client, "First question.", **cached).usage
-    second = ask(client, "A second, longer question.", **cached).usage
-    assert first.cache_creation_input_tokens > 0 and first.cache_read_input_tokens == 0
-    assert second.cache_read_input_tokens == first.cache_creation_input_tokens
-    assert second.cache_creation_input_tokens == 0
+    for _ in range(2):
+        usage = ask(client, "A short prompt.", **cached).usage
+        assert (usage.cache_creation_input_tokens, usage.cache_read_input_tokens) == (0, 0)
+        assert usage.input_tokens > 100
+
+
+@pytest.mark.parametrize(
+    ("model", "cached"), [("claude-sonnet-5-5", True), ("claude-sonnet-5", False)]
+)
+def test_the_minimum_cacheable_prefix_depends_on_the_model(scripted_api, client, model, cached):
+    """About 700 tokens: over Sonnet 5.5's minimum (512), under Sonnet 5's (1,024)."""
+    scripted_api.play({"turns": [{"text": "One."}]})
+    system = "Follow the house style. " * 110
+    usage = client.messages.create(
+        model=model,
+        max_tokens=1000,
+        system=system,
+        messages=[{"role": "user", "content": "Hi."}],
+        cache_control={"type": "ephemeral"},
+    ).usage
+    assert 512 < usage.cache_creation_input_tokens + usage.input_tokens < 1_024
+    assert (usage.cache_creation_input_tokens > 0) is cached
+
+
+def test_a_breakpoint_on_the_system_prompt_caches_only_what_comes_before_it(scripted_api, client):
+    scripted_api.play({"turns": [{"text": "One."}, {"text": "Two."}]})
+    system = [{"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    first = ask(client, "First question.", system=system, tools=TOOLS).usage
+    second = ask(client, "Another question, of another length.", system=system, tools=TOOLS).usage
+    assert second.cache_read_input_tokens == first.cache_creation_input_tokens > 1_024
+    assert second.cache_creation_input_tokens == 0 and second.input_tokens > 0
+
+
+@pytest.mark.allow_violations
+def test_more_than_four_breakpoints_are_refused(scripted_api, client):
+    marked = [{**tool, "cache_control": {"type": "ephemeral"}} for tool in TOOLS]
+    system = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}] * 2
+    with pytest.raises(anthropic.BadRequestError, match="A maximum of 4 blocks"):
+        ask(client, "Hi.", system=system, tools=marked, cache_control={"type": "ephemeral"})
+
+
+# -- thinking, per model: signed blocks that must come back as they came --
+SONNET_5_5 = "claude-sonnet-5-5"
+SHOWN = {"type": "adaptive", "display": "summarized"}
+THINKING_TURN = {
+    "thinking": "The user wants a file; write it, then run it.",
+    "text": "Writing hello.py first.",
+    "tool_calls": [{"name": "bash", "input": {"command": "python hello.py"}}],
+}
+
+
+def think(client, messages: list, model: str = SONNET_5_5, **options) -> anthropic.types.Message:
+    return client.messages.create(
+        model=model, max_tokens=1000, tools=[BASH], messages=messages, **options
+    )
+
+
+def answered(reply: anthropic.types.Message, content: list | None = None) -> list:
+    """The conversation after `reply`, sent back as `content` (default: as it came)."""
+    if content is None:
+        content = [block.model_dump() for block in reply.content]
+    call = [block for block in reply.content if block.type == "tool_use"][0]
+    return [
+        {"role": "user", "content": "Make hello.py and run it."},
+        {"role": "assistant", "content": content},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "hi"}],
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("model", "thinking", "shapes"),
+    [
+        # 5.5: the note between tool calls is a thinking block; shown only when display says so
+        (
+            SONNET_5_5,
+            SHOWN,
+            [
+                ("thinking", THINKING_TURN["thinking"]),
+                ("thinking", THINKING_TURN["text"]),
+                ("tool_use", None),
+            ],
+        ),
+        (SONNET_5_5, None, [("thinking", ""), ("thinking", ""), ("tool_use", None)]),
+        # 5: the note stays text; the thinking is summarized by default
+        (
+            "claude-sonnet-5",
+            None,
+            [
+                ("thinking", THINKING_TURN["thinking"]),
+                ("text", THINKING_TURN["text"]),
+                ("tool_use", None),
+            ],
+        ),
+    ],
+    ids=["5.5, summarized", "5.5, display omitted by default", "5"],
+)
+def test_a_reply_thinks_as_its_model_does(scripted_api, client, model, thinking, shapes):
+    scripted_api.play({"turns": [THINKING_TURN]})
+    options = {"thinking": thinking} if thinking else {}
+    reply = think(
+        client, [{"role": "user", "content": "Make hello.py and run it."}], model, **options
+    )
+    found = [
+        (block.type, getattr(block, "thinking", getattr(block, "text", None)))
+        for block in reply.content
+    ]
+    assert found == shapes
+    assert all(block.signature for block in reply.content if block.type == "thinking")
+
+
+def test_thinking_blocks_sent_back_as_they_came_are_accepted(scripted_api, client):
+    scripted_api.play({"turns": [THINKING_TURN, {"text": "Done."}]})
+    first = think(
+        client, [{"role": "user", "content": "Make hello.py and run it."}], thinking=SHOWN
+    )
+    assert think(client, answered(first), thinking=SHOWN).content[0].text == "Done."
+
+
+def tampered(reply: anthropic.types.Message, how: str) -> list:
+    content = [block.model_dump() for block in reply.content]
+    if how == "changed":
+        content[0]["thinking"] += " And one more idea."
+    elif how == "unsigned":
+        content[0]["signature"] = ""
+    elif how == "left out":
+        content = [block for block in content if block["type"] != "thinking"]
+    return content
+
+
+@pytest.mark.allow_violations
+@pytest.mark.allow_leftover_turns
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [
+        ("changed", "Invalid `signature` in `thinking` block"),
+        ("unsigned", "Invalid `signature` in `thinking` block"),
+        ("left out", "must be passed back with them"),
+    ],
+)
+def test_a_thinking_block_changed_unsigned_or_left_out_is_refused(scripted_api, client, how, error):
+    scripted_api.play({"turns": [THINKING_TURN, {"text": "Never sent."}]})
+    first = think(
+        client, [{"role": "user", "content": "Make hello.py and run it."}], thinking=SHOWN
+    )
+    with pytest.raises(anthropic.BadRequestError, match=error):
+        think(client, answered(first, tampered(first, how)), thinking=SHOWN)
+
+
+@pytest.mark.allow_violations
+@pytest.mark.allow_leftover_turns
+def test_thinking_blocks_are_tied_to_the_model_that_wrote_them(scripted_api, client):
+    scripted_api.play({"turns": [THINKING_TURN, {"text": "Never sent."}]})
+    first = think(
+        client, [{"role": "user", "content": "Make hello.py and run it."}], thinking=SHOWN
+    )
+    with pytest.raises(anthropic.BadRequestError, match="Invalid `signature`"):
+        think(client, answered(first), model="claude-sonnet-5")
+
+
+def test_a_thinking_block_cut_by_max_tokens_has_no_signature(scripted_api, client):
+    scripted_api.play(
+        {"turns": [{"thinking": "A long train of thought", "stop_reason": "max_tokens"}]}
+    )
+    with client.messages.stream(
+        model=SONNET_5_5,
+        max_tokens=1000,
+        messages=[{"role": "user", "content": "Hi."}],
+        thinking=SHOWN,
+    ) as events:
+        reply = events.get_final_message()
+    [block] = reply.content
+    assert (block.type, block.thinking, block.signature) == (
+        "thinking",
+        "A long train of thought",
+        "",
+    )
+
+
+# -- what each model refuses --
+@pytest.mark.allow_violations
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"thinking": {"type": "disabled"}}, "thinking.type: 'disabled' is not supported"),
+        ({"tool_choice": {"type": "any"}}, "forced tool use"),
+        ({"tool_choice": {"type": "tool", "name": "bash"}}, "forced tool use"),
+        ({"max_tokens": 200_000}, "maximum allowed number of output tokens"),
+    ],
+    ids=["thinking disabled", "tool_choice any", "tool_choice tool", "max_tokens over 128K"],
+)
+def test_sonnet_5_5_refuses(scripted_api, client, options, error):
+    # a timeout of its own: the SDK refuses a long non-streaming request before it is sent
+    request = {"model": SONNET_5_5, "max_tokens": 1000, "tools": [BASH], "timeout": 30, **options}
+    with pytest.raises(anthropic.BadRequestError, match=error):
+        client.messages.create(messages=[{"role": "user", "content": "Hi."}], **request)
+
+
+def test_sonnet_4_6_takes_a_forced_tool_choice_and_thinking_disabled(scripted_api, client):
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}]})
+    options = {"tool_choice": {"type": "any"}, "thinking": {"type": "disabled"}}
+    assert ask(client, "List.", tools=[BASH], **options).stop_reason == "tool_use"
+
+
+@pytest.mark.allow_violations
+def test_an_unknown_model_is_not_found(scripted_api, client):
+    with pytest.raises(anthropic.NotFoundError, match="claude-nope"):
+        client.messages.create(model="claude-nope", max_tokens=10, messages=[USER])
+
+
+@pytest.mark.allow_violations
+@pytest.mark.allow_leftover_turns
+def test_sonnet_5_5_takes_no_prefill_but_resumes_a_paused_turn(scripted_api, client):
+    scripted_api.play(
+        {"turns": [{"text": "Working on it", "stop_reason": "pause_turn"}, {"text": "Done."}]}
+    )
+    first = think(client, [USER])
+    resumed = [
+        USER,
+        {"role": "assistant", "content": [block.model_dump() for block in first.content]},
+    ]
+    assert think(client, resumed).content[0].text == "Done."
+    with pytest.raises(
+        anthropic.BadRequestError, match="does not support assistant message prefill"
+    ):
+        think(client, [USER, {"role": "assistant", "content": "The answer is"}])
+
+
+# -- failures the real API sends: mid-stream errors, refused fields, prompts too long --
+def test_an_error_event_can_break_off_a_200_stream(scripted_api, client):
+    scripted_api.play(
+        {
+            "turns": [
+                {
+                    "text": "Half of this arrives, then the stream breaks off.",
+                    "error": {"status": 529, "midstream": True},
+                }
+            ]
+        }
+    )
+    pieces = []
+    with pytest.raises(anthropic.APIStatusError, match="overloaded_error") as raised:
+        with client.messages.stream(model=MODEL, max_tokens=100, messages=[USER]) as events:
+            for piece in events.text_stream:
+                pieces.append(piece)
+    assert raised.value.status_code == 200 and pieces
+    assert len(scripted_api.requests) == 1  # the SDK does not retry a stream that began
+
+
+def test_an_endpoint_can_refuse_an_optional_field(scripted_api, client):
+    scripted_api.play({"rejects": ["cache_control"], "turns": [{"text": "Fine."}]})
+    with pytest.raises(
+        anthropic.BadRequestError, match="cache_control: Extra inputs are not permitted"
+    ):
+        ask(client, "Hi.", cache_control={"type": "ephemeral"})
+    assert ask(client, "Hi.").content[0].text == "Fine."
+    assert scripted_api.refused and not scripted_api.violations
+
+
+def test_a_prompt_longer_than_the_context_window_is_too_long(scripted_api, client):
+    scripted_api.play({"context_window": 500, "turns": [{"text": "Short is fine."}]})
+    with pytest.raises(
+        anthropic.BadRequestError, match=r"prompt is too long: \d+ tokens > 500 maximum"
+    ):
+        ask(client, "x" * 4_000)
+    assert ask(client, "Hi.").content[0].text == "Short is fine."
 
 
 # -- errors and retries --
@@ -421,6 +718,14 @@ def body(*messages: dict, **fields) -> dict:
             body(USER, cache_control={"type": "forever"}), "cache_control", id="bad cache_control"
         ),
         pytest.param(body(USER, system=[{"type": "image"}]), "system", id="system not text"),
+        pytest.param(
+            body(USER, tools=[{**BASH, "input_schema": {**BASH["input_schema"], "oneOf": []}}]),
+            "does not support oneOf, allOf, or anyOf at the top level",
+            id="a top-level oneOf",
+        ),
+        pytest.param(
+            body(USER, thinking={"type": "sometimes"}), "thinking.type", id="no such thinking"
+        ),
         pytest.param(
             {k: v for k, v in body(USER, CALL, RESULT).items() if k != "tools"},
             "must define tools",
