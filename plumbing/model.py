@@ -127,6 +127,8 @@ def stream_once(client: anthropic.Anthropic, request: dict, screen) -> anthropic
                 screen.thinking(event.thinking)
             elif event.type == "text":
                 screen.text(event.text)
+            elif event.type == "content_block_stop" and event.content_block.type == "thinking":
+                screen.end_thinking()  # the next block starts on a line of its own
         return stream.get_final_message()
 
 

@@ -37,6 +37,9 @@ class Status:
     def thinking(self, text: str) -> None:
         self.stop_if_cancelled()
 
+    def end_thinking(self) -> None:
+        self.stop_if_cancelled()
+
     def text(self, text: str) -> None:
         self.stop_if_cancelled()
 

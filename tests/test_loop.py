@@ -74,15 +74,135 @@ def test_max_tokens_with_a_cut_call_does_not_run_it_and_keeps_history_valid(
     history = []
     assert agent.run_turn(history, "write a long file") == 1
     assert not (tmp_path / "half.txt").exists()
+    assert [request.body["max_tokens"] for request in scripted_api.requests] == [64_000, 128_000]
     assert "incomplete" in capsys.readouterr().err
     assert agent.run_turn(history, "try again, smaller") == 0
     assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
 
 
-def test_refusal_is_reported_not_treated_as_an_answer(scripted_api, agent, capsys):
-    scripted_api.play({"turns": [{"text": "I can't help with that.", "stop_reason": "refusal"}]})
-    assert agent.run_turn([], "something bad") == 1
+def test_a_refused_exchange_leaves_the_history_and_the_user_is_told(scripted_api, agent, capsys):
+    scripted_api.play(
+        {
+            "turns": [
+                {"text": "Hello."},
+                {"text": "I can't help with that.", "stop_reason": "refusal"},
+                {"expect": {"last_user_contains": "something else"}, "text": "Sure."},
+            ]
+        }
+    )
+    history = []
+    assert agent.run_turn(history, "hi") == 0
+    before = [{**message, "content": message["content"][:]} for message in history]
+    assert agent.run_turn(history, "something bad") == 1
+    assert history == before
     assert "refusal" in capsys.readouterr().err
+    assert agent.run_turn(history, "something else") == 0
+    assert "something bad" not in str(scripted_api.requests[-1].body["messages"])
+
+
+def test_an_empty_reply_after_tool_results_is_not_a_silent_success(scripted_api, agent, capsys):
+    call = {"tool_calls": [{"name": "bash", "input": {"command": "true"}}]}
+    scripted_api.play({"turns": [call, {"text": " "}]})
+    assert agent.run_turn([], "check it") == 1
+    assert "empty reply after the tool results" in capsys.readouterr().err
+
+
+# -- thinking: shown to the user, sent back as it came --
+THINKING_TURNS = [
+    {
+        "thinking": "The user wants a file.\nWrite it, then check it.",
+        "text": "Writing notes.txt first.",
+        "tool_calls": [{"name": "write_file", "input": {"path": "notes.txt", "content": "1"}}],
+    },
+    {"text": "notes.txt is written."},
+]
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-sonnet-5"])
+def test_thinking_and_notes_are_shown_dimmed_and_go_back_as_they_came(
+    scripted_api, make_agent, capsys, model
+):
+    agent = make_agent(MODEL_ID=model)
+    scripted_api.play({"turns": THINKING_TURNS})
+    history = []
+    assert agent.run_turn(history, "write notes.txt") == 0
+    out = capsys.readouterr().out
+    assert "  ┊ The user wants a file.\n  ┊ Write it, then check it.\n" in out
+    assert "Writing notes.txt first." in out and "notes.txt is written." in out
+    sent_back = scripted_api.requests[1].body["messages"][1]["content"]
+    thought = [block for block in sent_back if block["type"] == "thinking"]
+    # the scripted server refuses any other: each block exactly as it came, signature and all
+    assert thought[0]["thinking"] == "The user wants a file.\nWrite it, then check it."
+    assert thought[0]["signature"] == history[1]["content"][0].signature
+
+
+def test_a_thinking_block_cut_by_max_tokens_is_not_sent_back(scripted_api, agent, capsys):
+    scripted_api.play(
+        {
+            "turns": [
+                {"thinking": "A long train of thought, cut", "stop_reason": "max_tokens"},
+                {"expect": {"last_user_contains": "go on"}, "text": "Here it is."},
+            ]
+        }
+    )
+    history = []
+    assert agent.run_turn(history, "think hard") == 1
+    assert "cut short at max_tokens" in capsys.readouterr().err
+    assert agent.run_turn(history, "go on") == 0  # a re-sent unsigned block would be a 400
+
+
+# -- failures the real API sends, and what the session does --
+def test_an_error_event_mid_stream_is_retried_with_the_history_unchanged(scripted_api, agent):
+    broken = {"text": "Half of this arrives", "error": {"status": 529, "midstream": True}}
+    scripted_api.play({"turns": [broken, {"text": "The whole answer."}]})
+    history = []
+    assert agent.run_turn(history, "hi") == 0
+    first, second = (request.body for request in scripted_api.requests)
+    assert first == second and history[-1]["content"][0].text == "The whole answer."
+
+
+BIG_OUTPUT = {"name": "bash", "input": {"command": "python3 -c \"print('x' * 40000)\""}}
+
+
+def test_after_prompt_too_long_the_oldest_tool_results_make_room_and_the_next_turn_works(
+    scripted_api, agent, capsys
+):
+    # Two results of about 7,500 tokens each (cut to TOOL_RESULT_BUDGET): the window holds the
+    # tools, the system prompt and one of them, not two.
+    scripted_api.play(
+        {
+            "context_window": 14_000,
+            "turns": [
+                {"tool_calls": [BIG_OUTPUT]},
+                {"tool_calls": [BIG_OUTPUT]},
+                {"expect": {"last_user_contains": "go on"}, "text": "Done."},
+            ],
+        }
+    )
+    history = []
+    assert agent.run_turn(history, "print a lot twice") == 1
+    assert scripted_api.refused[-1].startswith("prompt is too long")
+    told = capsys.readouterr().err
+    assert "no longer fits the model's context window" in told and "taken out" in told
+    assert agent.run_turn(history, "go on") == 0
+
+
+def test_a_full_context_window_stops_the_reply_and_makes_room(scripted_api, agent, capsys):
+    scripted_api.play(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "bash", "input": {"command": "echo one"}}]},
+                {"text": "So far", "stop_reason": "model_context_window_exceeded"},
+                {"expect": {"last_user_contains": "go on"}, "text": "Done."},
+            ]
+        }
+    )
+    history = []
+    assert agent.run_turn(history, "work") == 1
+    assert "filled the model's context window" in capsys.readouterr().err
+    assert agent.run_turn(history, "go on") == 0
+    results = scripted_api.requests[-1].body["messages"][2]["content"]
+    assert results[0]["content"].startswith("[this tool result was taken out")
 
 
 def test_pause_turn_sends_the_history_back_so_the_model_resumes(scripted_api, agent):
@@ -216,6 +336,8 @@ CTRL_C_MOMENTS = {
     "while the reply streams": {"text": LONG_TEXT, "hold": "midway"},
     # the API said overloaded; the SDK sleeps 10 s before it asks again
     "while the SDK waits to retry": {"error": {"status": 529, "retry_after_ms": 10_000}},
+    # the model thinks: its first lines are on the screen, the rest and the answer are not
+    "while it thinks": {"thinking": LONG_TEXT.replace(", ", ",\n"), "text": "x", "hold": "midway"},
 }
 
 

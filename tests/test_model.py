@@ -1,0 +1,132 @@
+"""plumbing/model.py: one model reply, streamed, through the real SDK against the scripted server.
+
+What a retry fixes is fixed here once for every script: an endpoint that refuses an optional
+field, an `event: error` inside a 200 stream, a reply cut inside a tool call. The lesson's
+side of each (what the user sees, what the history keeps) is in test_loop.py.
+"""
+
+import anthropic
+import pytest
+
+from plumbing.model import MAX_OUTPUT, STREAM_RETRIES, RequestOptions, stream_reply
+from plumbing.screen import Screen
+
+MODEL = "claude-sonnet-5-5"
+BASH = {
+    "name": "bash",
+    "description": "Run a shell command.",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+}
+REQUEST = {
+    "model": MODEL,
+    "max_tokens": 1_000,
+    "tools": [BASH],
+    "messages": [{"role": "user", "content": "List the files."}],
+}
+
+
+@pytest.fixture
+def client(scripted_api) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=scripted_api.start(), api_key="k")
+
+
+@pytest.fixture
+def screen() -> Screen:
+    return Screen()
+
+
+def reply(client, screen, request: dict = REQUEST, options: RequestOptions | None = None):
+    return stream_reply(client, request, options or RequestOptions(screen), screen)
+
+
+def test_thinking_is_asked_for_summarized_and_shown_dimmed_apart_from_the_text(
+    scripted_api, client, screen, capsys
+):
+    scripted_api.play({"turns": [{"thinking": "First a plan.\nThen the answer.", "text": "Done."}]})
+    response = reply(client, screen)
+    body = scripted_api.requests[0].body
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert body["cache_control"] == {"type": "ephemeral"}
+    assert capsys.readouterr().out == "  ┊ First a plan.\n  ┊ Then the answer.\nDone."
+    assert [block.type for block in response.content] == ["thinking", "text"]
+
+
+@pytest.mark.parametrize(
+    ("field", "left"),
+    [
+        ("cache_control", {"thinking": {"type": "adaptive", "display": "summarized"}}),
+        (
+            "thinking.display",
+            {"thinking": {"type": "adaptive"}, "cache_control": {"type": "ephemeral"}},
+        ),
+        ("thinking", {"cache_control": {"type": "ephemeral"}}),
+    ],
+)
+def test_an_optional_field_the_endpoint_refuses_is_dropped_once_and_said(
+    scripted_api, client, screen, capsys, field, left
+):
+    scripted_api.play({"rejects": [field], "turns": [{"text": "One."}, {"text": "Two."}]})
+    options = RequestOptions(screen)
+    reply(client, screen, options=options)
+    reply(client, screen, options=options)
+    sent = [request.body for request in scripted_api.requests]
+    assert len(sent) == 3  # refused once, then never again
+    for body in sent[1:]:
+        assert {name: body[name] for name in ("thinking", "cache_control") if name in body} == left
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"the endpoint refused {field}" in line and "going on without it" in line
+
+
+@pytest.mark.allow_violations
+def test_a_400_about_anything_else_is_not_taken_for_a_refused_option(scripted_api, client, screen):
+    request = {**REQUEST, "max_tokens": MAX_OUTPUT[MODEL] + 1}
+    with pytest.raises(anthropic.BadRequestError, match="max_tokens"):
+        reply(client, screen, request)
+    assert len(scripted_api.requests) == 1
+
+
+MIDSTREAM = {"text": "Half of this shows, then", "error": {"status": 529, "midstream": True}}
+
+
+def test_an_error_event_in_a_200_stream_is_retried_with_the_same_request(
+    scripted_api, client, screen, capsys
+):
+    scripted_api.play({"turns": [MIDSTREAM, {"text": "The whole reply."}]})
+    response = reply(client, screen)
+    first, second = (request.body for request in scripted_api.requests)
+    assert first == second and response.content[0].text == "The whole reply."
+    shown = capsys.readouterr()
+    assert "retrying: the stream broke off (overloaded_error" in shown.err
+    assert shown.out.endswith("\nThe whole reply.")  # the broken half ends its line first
+
+
+def test_an_error_event_that_keeps_coming_is_raised_after_the_retries(scripted_api, client, screen):
+    scripted_api.play({"turns": [{**MIDSTREAM, "repeat": STREAM_RETRIES + 1}]})
+    with pytest.raises(anthropic.APIStatusError, match="overloaded_error"):
+        reply(client, screen)
+    assert len(scripted_api.requests) == STREAM_RETRIES + 1
+
+
+CUT_CALL = {
+    "tool_calls": [{"name": "bash", "input": {"command": "echo cut"}}],
+    "stop_reason": "max_tokens",
+}
+
+
+def test_a_reply_cut_inside_a_tool_call_is_asked_again_with_room_up_to_the_maximum(
+    scripted_api, client, screen, capsys
+):
+    whole = {"tool_calls": [{"name": "bash", "input": {"command": "echo whole"}}]}
+    scripted_api.play({"turns": [CUT_CALL, whole]})
+    response = reply(client, screen)
+    assert [request.body["max_tokens"] for request in scripted_api.requests] == [1_000, 128_000]
+    assert (
+        response.stop_reason == "tool_use" and response.content[0].input["command"] == "echo whole"
+    )
+    assert "cut inside a tool call at max_tokens=1,000" in capsys.readouterr().err
+
+
+def test_a_reply_cut_again_is_returned_as_it_is_after_one_retry(scripted_api, client, screen):
+    scripted_api.play({"turns": [{**CUT_CALL, "repeat": 2}]})
+    assert reply(client, screen).stop_reason == "max_tokens"
+    assert len(scripted_api.requests) == 2
