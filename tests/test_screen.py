@@ -32,10 +32,10 @@ def test_each_retry_gets_a_line_with_its_reason_attempt_and_wait(scripted_api, a
 
 @once("v1")
 def test_an_error_that_is_not_retried_does_not_say_it_was(scripted_api, agent, capsys):
-    scripted_api.play({"turns": [{"error": {"status": 400, "message": "prompt is too long"}}]})
+    scripted_api.play({"turns": [{"error": {"status": 400, "message": "messages: bad block"}}]})
     assert agent.run_turn([], "hi") == 1
     err = capsys.readouterr().err
-    assert "the API answered 400: invalid_request_error: prompt is too long" in err
+    assert "the API answered 400: invalid_request_error: messages: bad block" in err
     assert "retr" not in err and len(scripted_api.requests) == 1
 
 

@@ -366,10 +366,36 @@ def test_a_subagent_cut_off_by_max_tokens_returns_an_error_result(scripted_api, 
     scripted_api.play(delegate([{"text": "Half a rep", "stop_reason": "max_tokens"}]))
     assert agent.run_turn([], "go") == 0
     (result,) = task_results(scripted_api)
-    assert result["is_error"] and "stopped early (max_tokens)" in result["content"]
+    assert result["is_error"] and "cut short at max_tokens" in result["content"]
     assert result["content"].endswith(
         "Half a rep\nTry again with a smaller task, or do it yourself."
     )
+
+
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_a_subagent_sends_its_thinking_back_as_it_came(scripted_api, agent):
+    """The scripted server refuses a thinking block that comes back changed or not at all."""
+    looking = {
+        "thinking": "Where would the code be?",
+        "text": "Listing the folder.",
+        "tool_calls": [{"name": "read_only_bash", "input": {"command": "ls"}}],
+    }
+    scripted_api.play(delegate([looking, {"text": "It is in app.py."}]))
+    assert agent.run_turn([], "go") == 0
+    sent_back = child_requests(scripted_api)[1].body["messages"][1]["content"]
+    assert [block["type"] for block in sent_back] == ["thinking", "thinking", "tool_use"]
+    assert task_results(scripted_api)[0]["content"] == "It is in app.py."
+
+
+@once("v3")
+def test_an_error_event_in_a_subagent_stream_is_retried(scripted_api, agent):
+    broken = {"text": "Half a report", "error": {"status": 529, "midstream": True}}
+    scripted_api.play(delegate([broken, {"text": "The whole report."}]))
+    assert agent.run_turn([], "go") == 0
+    first, second = (request.body for request in child_requests(scripted_api))
+    assert first == second
+    (result,) = task_results(scripted_api)
+    assert result["content"] == "The whole report." and not result["is_error"]
 
 
 @pytest.mark.parametrize("version", versions_from("v3"))
