@@ -49,7 +49,10 @@ LABELS = {
         "bytes": "{:,} bytes",
         "messages": "messages: {count}, new: {new}",
         "stop": "stop_reason {}",
-        "tokens": "tokens: in {input_tokens:,}, out {output_tokens:,}, cache read {cache_read:,}",
+        "tokens": (
+            "tokens: in {input_tokens:,}, out {output_tokens:,}, cache write {cache_write:,}, "
+            "cache read {cache_read:,}"
+        ),
         "request": "Request",
         "reply": "Reply",
         "error": "HTTP {status}",
@@ -83,8 +86,8 @@ LABELS = {
         "bytes": "{:,} バイト",
         "messages": "メッセージ {count} 件（新規 {new} 件）",
         "stop": "stop_reason {}",
-        "tokens": "トークン: 入力 {input_tokens:,}、出力 {output_tokens:,}、キャッシュ読み込み "
-        "{cache_read:,}",
+        "tokens": "トークン: 入力 {input_tokens:,}、出力 {output_tokens:,}、キャッシュ書き込み "
+        "{cache_write:,}、キャッシュ読み込み {cache_read:,}",
         "request": "リクエスト",
         "reply": "応答",
         "error": "HTTP {status}",
@@ -365,6 +368,7 @@ class Page:
         tokens = self.text["tokens"].format(
             input_tokens=usage["input_tokens"],
             output_tokens=usage["output_tokens"],
+            cache_write=usage.get("cache_creation_input_tokens") or 0,
             cache_read=usage.get("cache_read_input_tokens") or 0,
         )
         return [self.text["stop"].format(message["stop_reason"]), tokens]

@@ -148,8 +148,9 @@ class Screen:
                 self.print_stable_reply_lines(final=True)
         elif any(block.type == "text" for block in response.content):
             self.write("\n")
-        usage = response.usage
+        usage = response.usage  # "in" is what neither the cache read nor the cache wrote
         self.note(f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
+                  f"cache write {usage.cache_creation_input_tokens or 0:,}, "
                   f"cache read {usage.cache_read_input_tokens or 0:,}", indent="  ")
 
     def tool_call(self, name: str, tool_input: dict) -> None:
