@@ -38,7 +38,7 @@ from pathlib import Path
 from docsgen.changes import card_files, what_changed
 from docsgen.charts import chart_files
 from docsgen.hood import hide_folder, hood_files, load_recording
-from docsgen.numbers import hygiene_sizes, page_numbers
+from docsgen.numbers import caching_figures, hygiene_sizes, page_numbers
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS
@@ -249,6 +249,7 @@ def expected_files() -> dict[Path, str]:
     # One run of each demo makes its transcript and, recorded, its "Under the hood" pages.
     with tempfile.TemporaryDirectory(prefix="docsgen-") as folder, ThreadPoolExecutor() as pool:
         hygiene = pool.submit(hygiene_sizes)
+        caching = pool.submit(caching_figures)
         records = {version: Path(folder) / f"{version}.json" for version in versions}
         runs = pool.map(demo_transcript, versions, records.values())
         transcripts = dict(zip(versions, runs, strict=True))
@@ -256,7 +257,7 @@ def expected_files() -> dict[Path, str]:
     made.update(hood_files(recordings))
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
-    numbers = page_numbers(hygiene.result(), transcripts)
+    numbers = page_numbers(hygiene.result(), transcripts, caching.result())
     for script in VERSIONS.values():
         if (ROOT / script).exists():
             for name, first in section_first_lines(ROOT / script).items():

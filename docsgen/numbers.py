@@ -6,6 +6,10 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
                                               {{ v3.REPORT_BUDGET }} is v3_subagents.py's
     the context-hygiene benchmark             run (`bench/context_hygiene.py --json`); its sizes
                                               do not depend on the machine
+    the caching benchmark                     run (`bench/caching.py --json`), the same way
+    the models the scripted server knows      scripted/models.py: each one's cache minimum, ...
+    a setting's default                       `MAX_TOKENS = int(os.environ.get("MAX_TOKENS",
+                                              64_000))` gives {{ v1.MAX_TOKENS }}
     the demo transcripts                      token counts read off what the build just ran
     the gistdex case (Context budget)         docsgen/charts.py's GISTDEX, which its chart draws
     the diff between two versions             {{ v2.changed_lines }}: the lines of v1 that v2
@@ -27,9 +31,12 @@ from pathlib import Path
 
 from docsgen.charts import GISTDEX
 from scripted import ROOT, SCRIPTS
+from scripted.models import MODELS
 
 PLACEHOLDER = re.compile(r"\{\{ *([^{}]*?) *\}\}")  # any {{ ... }}: an unknown name is an error
-TOKENS_IN = re.compile(r"^  \[tokens: in ([\d,]+),")
+TOKENS = re.compile(
+    r"^  \[tokens: in ([\d,]+), out [\d,]+, cache write ([\d,]+), cache read ([\d,]+)\]"
+)
 CACHE_READ = re.compile(r"cache read ([\d,]+)\]")
 
 
@@ -42,18 +49,30 @@ def constant(path: Path, name: str) -> object:
 
 
 def number_constants(path: Path) -> dict[str, object]:
-    """Every module-level `NAME = number` of a file (30_000, 0.2), read without running it."""
+    """Every module-level `NAME = number` of a file (30_000, 0.2), read without running it, and
+    the default of every `NAME = int(os.environ.get("NAME", 64_000))`."""
     found = {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             name = getattr(node.targets[0], "id", "")
             try:
-                value = ast.literal_eval(node.value)
+                value = ast.literal_eval(environment_default(node.value))
             except ValueError:
                 continue
             if name.isupper() and type(value) in (int, float):
                 found[name] = value
     return found
+
+
+def environment_default(value: ast.expr) -> ast.expr:
+    """The default of `int(os.environ.get(NAME, default))`; any other expression as it is."""
+    if not isinstance(value, ast.Call) or getattr(value.func, "id", "") != "int":
+        return value
+    inner = value.args[0] if len(value.args) == 1 else None
+    if isinstance(inner, ast.Call) and len(inner.args) == 2:
+        if ast.unparse(inner.func) == "os.environ.get":
+            return inner.args[1]
+    return value
 
 
 def as_shown(value: object) -> str:
@@ -138,13 +157,58 @@ def hygiene_sizes() -> dict:
     return json.loads(done.stdout)
 
 
-def main_agent_tokens_in(transcript: str) -> list[int]:
-    """The main agent's `tokens: in` counts, in order, as the transcript shows them."""
-    found = [TOKENS_IN.match(line) for line in transcript.splitlines()]
-    return [int(match[1].replace(",", "")) for match in found if match]
+def caching_figures() -> dict:
+    """Run the caching benchmark: a v1 session's input tokens, read from the cache and at most."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "caching.py"), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench/caching.py --json failed:\n{done.stderr}")
+    return json.loads(done.stdout)
 
 
-def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
+def main_agent_input(transcript: str) -> list[int]:
+    """All the input tokens of each main-agent call, in order, as the transcript shows them:
+    `in` (what the cache neither read nor wrote) + cache write + cache read."""
+    found = [TOKENS.match(line) for line in transcript.splitlines()]
+    totals = []
+    for match in found:
+        if match:
+            totals.append(sum(int(figure.replace(",", "")) for figure in match.groups()))
+    return totals
+
+
+def cache_writes(transcript: str) -> list[int]:
+    found = [TOKENS.match(line) for line in transcript.splitlines()]
+    return [int(match[2].replace(",", "")) for match in found if match]
+
+
+def model_numbers() -> dict[str, str]:
+    """What the scripted server knows of each model, as {{ models.<id>.<field> }}."""
+    numbers = {}
+    for model_id, model in MODELS.items():
+        for field in ("cache_minimum", "max_output", "context_window"):
+            numbers[f"models.{model_id}.{field}"] = f"{getattr(model, field):,}"
+    return numbers
+
+
+def caching_numbers(figures: dict) -> dict[str, str]:
+    return {
+        "caching.calls": str(figures["calls"]),
+        "caching.input": f"{figures['input']:,}",
+        "caching.read": f"{figures['read']:,}",
+        "caching.limit": f"{figures['limit']:,}",
+        "caching.read_share": f"{figures['read'] / figures['input']:.1%}",
+        "caching.limit_share": f"{figures['limit'] / figures['input']:.1%}",
+        "caching.ratio": f"{figures['read'] / figures['limit']:.3f}",
+    }
+
+
+def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict) -> dict[str, str]:
     """Every number a page may quote, by name, already written as the page shows it."""
     numbers = {
         "hygiene.inline": f"{hygiene['inline']:,}",
@@ -160,11 +224,17 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
     for module in sorted((ROOT / "plumbing").glob("*.py")):
         for name, value in number_constants(module).items():
             numbers[f"plumbing.{module.stem}.{name}"] = as_shown(value)
+    numbers.update(model_numbers())
+    scripted = ROOT / "scripted"
+    numbers["api.cache_lookback"] = str(constant(scripted / "server.py", "CACHE_LOOKBACK"))
+    numbers["api.max_breakpoints"] = str(constant(scripted / "rules.py", "MAX_BREAKPOINTS"))
+    numbers.update(caching_numbers(caching))
     for version, script in SCRIPTS.items():
         if (ROOT / script).exists():
             for name, value in number_constants(ROOT / script).items():
                 numbers[f"{version}.{name}"] = as_shown(value)
             source = (ROOT / script).read_text(encoding="utf-8")
+            numbers[f"{version}.DEFAULT_MODEL"] = str(constant(ROOT / script, "DEFAULT_MODEL"))
             numbers[f"{version}.lines"] = as_shown(len(source.splitlines()))
             numbers[f"{version}.code_lines"] = as_shown(len(code_lines(source)))
             numbers[f"{version}.lesson_code_lines"] = as_shown(lesson_code_lines(source))
@@ -180,9 +250,13 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str]) -> dict[str, str]:
     if "v4" in transcripts:
         numbers["v4.demo_cache_read"] = CACHE_READ.findall(transcripts["v4"])[-1]
     if "v3" in transcripts:
-        first, second = main_agent_tokens_in(transcripts["v3"])[:2]
-        numbers["v3.demo_tokens_in_first"] = f"{first:,}"
-        numbers["v3.demo_tokens_in_second"] = f"{second:,}"
+        first, second = main_agent_input(transcripts["v3"])[:2]
+        numbers["v3.demo_input_first"] = f"{first:,}"
+        numbers["v3.demo_input_second"] = f"{second:,}"
+    if "v1" in transcripts:  # the first call is below the model's minimum: nothing cached
+        numbers["v1.demo_first_input"] = f"{main_agent_input(transcripts['v1'])[0]:,}"
+        numbers["v1.demo_second_write"] = f"{cache_writes(transcripts['v1'])[1]:,}"
+        numbers["v1.demo_last_read"] = CACHE_READ.findall(transcripts["v1"])[-1]
     return numbers
 
 

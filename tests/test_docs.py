@@ -351,11 +351,15 @@ def test_figures_in_the_v3_chapter_are_made_by_the_build_not_typed():
 def test_the_quoted_numbers_are_what_the_code_and_the_demo_produce(built_site):
     numbers = json.loads((GENERATED / "numbers.json").read_text(encoding="utf-8"))
     transcript = (GENERATED / "transcripts" / "v3.txt").read_text(encoding="utf-8")
-    first, second = re.findall(r"^  \[tokens: in ([\d,]+),", transcript, re.M)[:2]
-    assert (numbers["v3.demo_tokens_in_first"], numbers["v3.demo_tokens_in_second"]) == (
-        first,
-        second,
+    # all the input of a call: what the cache neither read nor wrote, wrote, and read
+    lines = re.findall(
+        r"^  \[tokens: in ([\d,]+), out [\d,]+, cache write ([\d,]+), cache read ([\d,]+)\]",
+        transcript,
+        re.M,
     )
+    totals = [sum(int(figure.replace(",", "")) for figure in line) for line in lines[:2]]
+    first, second = [f"{total:,}" for total in totals]
+    assert (numbers["v3.demo_input_first"], numbers["v3.demo_input_second"]) == (first, second)
     status = (ROOT / "plumbing" / "status.py").read_text()
     tick = re.search(r"^PROGRESS_TICK = ([\d.]+)", status, re.M)[1]
     assert numbers["v3.progress_tick"] == str(ast.literal_eval(tick))
