@@ -202,6 +202,8 @@ def gist(message: dict) -> str:
     for block in blocks:
         if block["type"] == "text":
             parts.append(clip_line(block["text"]))
+        elif block["type"] == "thinking":  # signed; it goes back exactly as it came
+            parts.append(f"thinking: {clip_line(block.get('thinking', ''))}")
         elif block["type"] == "tool_use":
             parts.append(f"tool_use {block['name']}")
         elif block["type"] == "tool_result":
