@@ -90,7 +90,6 @@ def stream_reply(client: anthropic.Anthropic, request: dict, options: RequestOpt
                  screen) -> anthropic.types.Message:
     """One model reply: streamed to the screen, retried where a retry fixes it (see above)."""
     broken_streams = 0
-    more_room = False
     while True:
         sent = options.added_to(request)
         try:
@@ -107,11 +106,10 @@ def stream_reply(client: anthropic.Anthropic, request: dict, options: RequestOpt
                          f"{broken_streams + 1} of {STREAM_RETRIES + 1}")
             time.sleep(STREAM_RETRY_DELAY * 2 ** (broken_streams - 1))
             continue
-        if not cut_inside_tool_call(response) or more_room:
+        if not cut_inside_tool_call(response):
             return response
-        more_room = True  # once: a call that does not fit in the maximum never will
         room = MAX_OUTPUT.get(request["model"], UNKNOWN_MAX_OUTPUT)
-        if room <= request["max_tokens"]:
+        if room <= request["max_tokens"]:  # asked with all of it already: once is enough
             return response
         cut_at = request["max_tokens"]
         screen.alert(f"the reply was cut inside a tool call at max_tokens={cut_at:,}; the cut "

@@ -16,6 +16,7 @@ import pytest
 from tests.agents import (
     ROOT,
     SCRIPTS,
+    load_script,
     once,
     press_ctrl_c_once,
     results_sent,
@@ -94,6 +95,12 @@ def test_help_explains_both_modes_and_the_environment(version):
         "Ctrl-C",
     ):
         assert needle in done.stdout
+
+
+def test_help_names_the_model_and_max_tokens_in_effect_from_the_code(version):
+    done = run_main(version, "--help", env={"ANTHROPIC_API_KEY": None, "MODEL_ID": None})
+    agent = load_script(ROOT / SCRIPTS[version])
+    assert f"MODEL_ID={agent.DEFAULT_MODEL}, MAX_TOKENS={agent.MAX_TOKENS}" in done.stdout
 
 
 @once("v1")

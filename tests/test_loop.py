@@ -6,9 +6,11 @@ nothing."""
 
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
+from anthropic.types import ModelParam
 
 from tests.agents import once, press_ctrl_c_once
 
@@ -44,10 +46,13 @@ def test_every_request_asks_for_caching_with_an_identical_prefix(scripted_api, a
     assert scripted_api.requests[-1].body["model"] == agent.MODEL_ID
 
 
-def test_default_model_is_not_deprecated_in_the_installed_sdk(make_agent, monkeypatch):
+def test_default_model_is_the_current_sonnet_of_the_installed_sdk(make_agent, monkeypatch):
     monkeypatch.delenv("MODEL_ID", raising=False)
     agent = make_agent()
-    assert agent.MODEL_ID.startswith("claude-") and agent.MODEL_ID not in DEPRECATED_MODELS
+    # the SDK lists its models newest first
+    sonnets = [name for name in get_args(get_args(ModelParam)[0]) if "sonnet" in name]
+    assert agent.MODEL_ID == agent.DEFAULT_MODEL == sonnets[0]
+    assert agent.MODEL_ID not in DEPRECATED_MODELS
 
 
 def test_an_empty_reply_is_not_kept_so_the_next_request_stays_valid(scripted_api, agent):
