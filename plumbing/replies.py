@@ -58,8 +58,7 @@ def final_answer(response: anthropic.types.Message, messages: list) -> str:
     rather than the turn ending in silence as if it had succeeded."""
     text = reply_text(response)
     if not text.strip() and tool_results_were_last(messages):
-        raise AgentStopped("the model ended its turn with an empty reply after the tool results; "
-                           "say how to go on")
+        raise AgentStopped("the model ended its turn with an empty reply after the tool results")
     return text
 
 
@@ -77,7 +76,7 @@ def is_tool_result(block) -> bool:
 
 STOPPED_EARLY = {  # stop reason: what the user reads
     "max_tokens": "the reply was cut short at max_tokens (MAX_TOKENS): what it says is "
-                  "incomplete; ask it to go on, or in smaller steps",
+                  "incomplete",
     "model_context_window_exceeded": "the conversation filled the model's context window",
 }
 
@@ -100,8 +99,7 @@ def room_made(replaced: int) -> str:
     """What make_room() did, for the user."""
     if replaced == 0:
         return "there is no tool result left to take out: start a new session"
-    return (f"the {replaced} oldest tool results were taken out of the history to make room; "
-            "send your message again")
+    return f"the {replaced} oldest tool results were taken out of the history to make room"
 
 
 def add_user_message(messages: list, text: str) -> None:

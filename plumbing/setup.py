@@ -126,7 +126,7 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
     if prompt_too_long(exc):  # as it is, every later request would fail the same way
         replaced = make_room(messages)
         screen.alert(f"error: the conversation no longer fits the model's context window "
-                     f"({api_message(exc)}); {room_made(replaced)}")
+                     f"({api_message(exc)}); {room_made(replaced)}; send your message again")
         return 1
     if isinstance(exc, anthropic.APIError):  # the request failed as a whole: nothing to undo
         screen.alert(f"error: {explain_api_error(exc)}")
