@@ -63,8 +63,7 @@ from plumbing.subagents import subagent_failed, within_budget
 
 # -- config -- configuration: environment variables, optionally from a .env file
 load_dotenv(Path(__file__).resolve().parent / ".env")  # never the work folder's: it may be hostile
-DEFAULT_MODEL = "claude-sonnet-5-5"  # the current Sonnet
-MODEL_ID = os.environ.get("MODEL_ID", DEFAULT_MODEL)
+MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5-5")  # the default: the current Sonnet
 # Per reply, thinking and text together: room for long thinking and a whole file in one
 # write_file, within the 128K a 5.x model may write (a call cut short is retried with all 128K).
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 64_000))

@@ -65,14 +65,22 @@ def number_constants(path: Path) -> dict[str, object]:
 
 
 def environment_default(value: ast.expr) -> ast.expr:
-    """The default of `int(os.environ.get(NAME, default))`; any other expression as it is."""
-    if not isinstance(value, ast.Call) or getattr(value.func, "id", "") != "int":
-        return value
-    inner = value.args[0] if len(value.args) == 1 else None
-    if isinstance(inner, ast.Call) and len(inner.args) == 2:
-        if ast.unparse(inner.func) == "os.environ.get":
-            return inner.args[1]
+    """The default of `os.environ.get(NAME, default)`, also inside `int(...)`; any other
+    expression as it is."""
+    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "int" and value.args:
+        value = value.args[0]
+    if isinstance(value, ast.Call) and ast.unparse(value.func) == "os.environ.get":
+        if len(value.args) == 2:
+            return value.args[1]
     return value
+
+
+def setting_default(path: Path, name: str) -> object:
+    """The default of a setting read from the environment, as the script states it."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [name]:
+            return ast.literal_eval(environment_default(node.value))
+    raise KeyError(f"{path.name} has no setting {name}")
 
 
 def as_shown(value: object) -> str:
@@ -234,7 +242,7 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict) -> d
             for name, value in number_constants(ROOT / script).items():
                 numbers[f"{version}.{name}"] = as_shown(value)
             source = (ROOT / script).read_text(encoding="utf-8")
-            numbers[f"{version}.DEFAULT_MODEL"] = str(constant(ROOT / script, "DEFAULT_MODEL"))
+            numbers[f"{version}.default_model"] = str(setting_default(ROOT / script, "MODEL_ID"))
             numbers[f"{version}.lines"] = as_shown(len(source.splitlines()))
             numbers[f"{version}.code_lines"] = as_shown(len(code_lines(source)))
             numbers[f"{version}.lesson_code_lines"] = as_shown(lesson_code_lines(source))

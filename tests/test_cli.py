@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from docsgen.numbers import setting_default
 from tests.agents import (
     ROOT,
     SCRIPTS,
-    load_script,
     once,
     press_ctrl_c_once,
     results_sent,
@@ -98,9 +98,11 @@ def test_help_explains_both_modes_and_the_environment(version):
 
 
 def test_help_names_the_model_and_max_tokens_in_effect_from_the_code(version):
-    done = run_main(version, "--help", env={"ANTHROPIC_API_KEY": None, "MODEL_ID": None})
-    agent = load_script(ROOT / SCRIPTS[version])
-    assert f"MODEL_ID={agent.DEFAULT_MODEL}, MAX_TOKENS={agent.MAX_TOKENS}" in done.stdout
+    unset = {"ANTHROPIC_API_KEY": None, "MODEL_ID": None, "MAX_TOKENS": None}
+    done = run_main(version, "--help", env=unset)
+    script = ROOT / SCRIPTS[version]
+    model, max_tokens = setting_default(script, "MODEL_ID"), setting_default(script, "MAX_TOKENS")
+    assert f"MODEL_ID={model}, MAX_TOKENS={max_tokens}" in done.stdout
 
 
 @once("v1")

@@ -90,7 +90,11 @@ def test_the_demo_records_each_request_as_the_server_got_it_and_the_reply(script
     """`python -m scripted.demo vN --record F` writes recording(api): the raw body and its size,
     the track that answered, and the reply."""
     scripted_api.play({"turns": [{"text": "hello"}]})
-    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi ü"}]}
+    body = {
+        "model": "claude-sonnet-5-5",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "hi ü"}],
+    }
     anthropic.Anthropic().messages.create(**body)
     [saved] = recording(scripted_api)
     assert saved["size"] == len(saved["raw"].encode("utf-8")) == scripted_api.requests[0].size
