@@ -85,6 +85,7 @@ def test_max_tokens_with_a_cut_call_does_not_run_it_and_keeps_history_valid(
     assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
 
 
+@once("v1")
 def test_a_refused_exchange_leaves_the_history_and_the_user_is_told(scripted_api, agent, capsys):
     scripted_api.play(
         {
@@ -105,6 +106,7 @@ def test_a_refused_exchange_leaves_the_history_and_the_user_is_told(scripted_api
     assert "something bad" not in str(scripted_api.requests[-1].body["messages"])
 
 
+@once("v1")
 def test_an_empty_reply_after_tool_results_is_not_a_silent_success(scripted_api, agent, capsys):
     call = {"tool_calls": [{"name": "bash", "input": {"command": "true"}}]}
     scripted_api.play({"turns": [call, {"text": " "}]})
@@ -123,11 +125,7 @@ THINKING_TURNS = [
 ]
 
 
-@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-sonnet-5"])
-def test_thinking_and_notes_are_shown_dimmed_and_go_back_as_they_came(
-    scripted_api, make_agent, capsys, model
-):
-    agent = make_agent(MODEL_ID=model)
+def test_thinking_and_notes_are_shown_dimmed_and_go_back_as_they_came(scripted_api, agent, capsys):
     scripted_api.play({"turns": THINKING_TURNS})
     history = []
     assert agent.run_turn(history, "write notes.txt") == 0
@@ -141,6 +139,22 @@ def test_thinking_and_notes_are_shown_dimmed_and_go_back_as_they_came(
     assert thought[0]["signature"] == history[1]["content"][0].signature
 
 
+@once("v1")
+def test_on_sonnet_5_the_same_request_shows_thinking_and_the_notes_stay_text(
+    scripted_api, make_agent, capsys
+):
+    agent = make_agent(MODEL_ID="claude-sonnet-5")
+    scripted_api.play({"turns": THINKING_TURNS})
+    assert agent.run_turn([], "write notes.txt") == 0
+    out = capsys.readouterr().out
+    assert "  ┊ The user wants a file.\n" in out and "\nWriting notes.txt first." in out
+    assert scripted_api.requests[0].body["thinking"] == {
+        "type": "adaptive",
+        "display": "summarized",
+    }
+
+
+@once("v1")
 def test_a_thinking_block_cut_by_max_tokens_is_not_sent_back(scripted_api, agent, capsys):
     scripted_api.play(
         {
@@ -157,6 +171,7 @@ def test_a_thinking_block_cut_by_max_tokens_is_not_sent_back(scripted_api, agent
 
 
 # -- failures the real API sends, and what the session does --
+@once("v1")
 def test_an_error_event_mid_stream_is_retried_with_the_history_unchanged(scripted_api, agent):
     broken = {"text": "Half of this arrives", "error": {"status": 529, "midstream": True}}
     scripted_api.play({"turns": [broken, {"text": "The whole answer."}]})
@@ -169,6 +184,7 @@ def test_an_error_event_mid_stream_is_retried_with_the_history_unchanged(scripte
 BIG_OUTPUT = {"name": "bash", "input": {"command": "python3 -c \"print('x' * 40000)\""}}
 
 
+@once("v1")
 def test_after_prompt_too_long_the_oldest_tool_results_make_room_and_the_next_turn_works(
     scripted_api, agent, capsys
 ):
@@ -192,6 +208,7 @@ def test_after_prompt_too_long_the_oldest_tool_results_make_room_and_the_next_tu
     assert agent.run_turn(history, "go on") == 0
 
 
+@once("v1")
 def test_a_full_context_window_stops_the_reply_and_makes_room(scripted_api, agent, capsys):
     scripted_api.play(
         {
