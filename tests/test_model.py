@@ -78,6 +78,20 @@ def test_an_optional_field_the_endpoint_refuses_is_dropped_once_and_said(
 
 
 @pytest.mark.allow_violations
+def test_a_model_without_adaptive_thinking_gets_requests_without_it(
+    scripted_api, client, screen, capsys
+):
+    scripted_api.play({"turns": [{"text": "One."}, {"text": "Two."}]})
+    options = RequestOptions(screen)
+    haiku = {**REQUEST, "model": "claude-haiku-4-5"}
+    reply(client, screen, haiku, options)
+    reply(client, screen, haiku, options)
+    assert ["thinking" in request.body for request in scripted_api.requests] == [True, False, False]
+    assert [violation.split(":")[0] for violation in scripted_api.violations] == ["thinking.type"]
+    assert "the endpoint refused thinking" in capsys.readouterr().err
+
+
+@pytest.mark.allow_violations
 def test_a_400_about_anything_else_is_not_taken_for_a_refused_option(scripted_api, client, screen):
     request = {**REQUEST, "max_tokens": MAX_OUTPUT[MODEL] + 1}
     with pytest.raises(anthropic.BadRequestError, match="max_tokens"):

@@ -1,9 +1,14 @@
 """What the user reads when things go wrong or take a while, seen through a pipe (the pseudo-
 terminal tests in test_terminal.py cover the keys): API errors in the API's own words, a line per
-retry, a failed command shown as failed, an empty task refused, and v2's todo list shown once."""
+retry, a failed command shown as failed, an empty task refused, v2's todo list shown once, and the
+model's thinking set apart from its reply."""
+
+import io
 
 import pytest
+from rich.console import Console
 
+from plumbing.screen import THINKING_MARK, Screen
 from tests.agents import ROOT, SCRIPTS, call_tool, once, run_in_process, versions_from
 
 OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}
@@ -63,3 +68,21 @@ def test_a_todo_update_is_shown_once(scripted_api, make_agent, version, capsys):
     out = capsys.readouterr().out
     assert out.count("Write the parser") == 1  # the list itself; not the call, not the summary
     assert "[>] Write the parser" in out
+
+
+# -- the model's thinking: set apart from the reply, dimmed on a terminal, plain in a pipe --
+def test_thinking_is_shown_line_by_line_marked_and_without_control_sequences(capsys):
+    screen = Screen()
+    screen.thinking("First \x1b]0;a new title\x07check the tests.\nThen")
+    screen.thinking(" fix them.")
+    screen.text("Done.")
+    assert capsys.readouterr().out == (
+        f"{THINKING_MARK}First ?check the tests.\n{THINKING_MARK}Then fix them.\nDone."
+    )
+
+
+def test_thinking_is_dimmed_on_a_terminal():
+    terminal = io.StringIO()
+    screen = Screen(Console(file=terminal, force_terminal=True, color_system="standard"))
+    screen.thinking("A note between two tool calls.\n")
+    assert f"\x1b[2;3m{THINKING_MARK}A note between two tool calls." in terminal.getvalue()
