@@ -5,8 +5,10 @@ bottom; whatever a first reading can skip lives here, one module per concern, an
 imports it in one block that reads as its table of contents:
 
     replies    what the API accepts in a history; a failed turn explained in one line
+    model      one model reply, streamed: thinking shown, optional fields an endpoint refuses
+               dropped, a broken stream or a tool call cut by max_tokens asked again
     checks     a tool call the model got wrong becomes an error it can read
-    budget     the context budget: one limit for every tool result
+    budget     the context budget: one limit for every tool result; room made when it is full
     commands   bounded command output; no process outlives a command
     files      paths inside the work directory; regular files, opened safely
     screen     what the user sees: streamed markdown, tool lines, progress (rich)
