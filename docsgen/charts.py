@@ -28,6 +28,9 @@ GISTDEX = {
     "summary_tokens": 5_000,
 }
 
+# How the phone layout writes a bar's label and its value on one line.
+PAIR = {"en": "{label}: {value}", "ja": "{label}：{value}"}
+
 LABELS = {
     "en": {
         "bytes": "{:,} bytes",
@@ -106,11 +109,110 @@ BAR = 13  # height of a bar
 FONT = 12  # font size of every text
 VALUE_ROOM = 190  # room right of the longest bar for its text
 WIDTH = 720
+# The phone layout: text on a row of its own above each bar, in a narrower drawing, so that a
+# chart 300 px wide still shows its text at 9 px. The page shows one layout or the other by the
+# width it has (hood.css).
+NARROW_WIDTH = 400
+TEXT_ROW = 16
+BAR_ROW = 16
 
 
 def text_width(text: str) -> int:
     """About how wide a text is drawn at FONT pixels: wide (CJK) characters count double."""
     return sum(FONT if ord(char) > 0x2E80 else FONT * 0.6 for char in text).__ceil__()
+
+
+def svg_open(ident: str, layout: str, width: int, height: int, title: str, desc: str) -> list[str]:
+    return [
+        f'<svg class="hood-svg hood-{layout}" viewBox="0 0 {width} {height}" width="100%" '
+        f'role="img" aria-labelledby="{ident}-t {ident}-d" xmlns="http://www.w3.org/2000/svg" '
+        f'font-size="{FONT}" fill="currentColor">',
+        f'<title id="{ident}-t">{escape(title)}</title>',
+        f'<desc id="{ident}-d">{escape(desc)}</desc>',
+    ]
+
+
+def limit_line(x: int, top: int, bottom: int) -> str:
+    return (
+        f'<line class="limit" x1="{x}" y1="{top}" x2="{x}" y2="{bottom}" '
+        'stroke="currentColor" stroke-dasharray="4 3"/>'
+    )
+
+
+def limit_label(x: int, y: int, text: str) -> str:
+    return f'<text class="limit-label" x="{x}" y="{y}" text-anchor="middle">{escape(text)}</text>'
+
+
+def wide_svg(
+    ident: str, rows: list[Bar | Group], title: str, desc: str, marker: tuple[int, str] | None
+) -> str:
+    """Labels left of the bars, each value after its bar; a limit runs down across the bars, and
+    a value that would cross it is written after it instead."""
+    label_room = max(text_width(row.label) for row in rows if isinstance(row, Bar)) + 16
+    scale_room = WIDTH - label_room - VALUE_ROOM
+    values = [row.value for row in rows if isinstance(row, Bar)]
+    largest = max(values + [marker[0] if marker else 0])
+    top = ROW if marker else 4
+    height = top + ROW * len(rows) + 4
+    limit_x = label_room + round(marker[0] / largest * scale_room) if marker else None
+    parts = svg_open(ident, "wide", WIDTH, height, title, desc)
+    for index, row in enumerate(rows):
+        y = top + ROW * index
+        if isinstance(row, Group):
+            parts.append(f'<text x="0" y="{y + 15}" font-weight="bold">{escape(row.title)}</text>')
+            continue
+        length = max(1, round(row.value / largest * scale_room))
+        text_x = label_room + length + 6
+        if limit_x is not None and text_x - 6 < limit_x < text_x + text_width(row.text) + 4:
+            text_x = limit_x + 6
+        parts += [
+            f'<text x="{label_room - 8}" y="{y + 15}" text-anchor="end">{escape(row.label)}</text>',
+            f'<rect class="bar-{row.kind}" x="{label_room}" y="{y + 5}" width="{length}" '
+            f'height="{BAR}"/>',
+            f'<text x="{text_x}" y="{y + 15}">{escape(row.text)}</text>',
+        ]
+    if marker and limit_x is not None:
+        parts += [limit_line(limit_x, top - 4, height), limit_label(limit_x, top - 8, marker[1])]
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def narrow_svg(
+    ident: str,
+    rows: list[Bar | Group],
+    title: str,
+    desc: str,
+    marker: tuple[int, str] | None,
+    pair: str,
+) -> str:
+    """Each bar under its own line of text, "label: value"; a limit crosses the bars only."""
+    values = [row.value for row in rows if isinstance(row, Bar)]
+    largest = max(values + [marker[0] if marker else 0])
+    scale_room = NARROW_WIDTH - 8
+    top = ROW if marker else 4
+    heights = [ROW if isinstance(row, Group) else TEXT_ROW + BAR_ROW for row in rows]
+    height = top + sum(heights) + 4
+    limit_x = round(marker[0] / largest * scale_room) if marker else None
+    parts = svg_open(f"{ident}-narrow", "narrow", NARROW_WIDTH, height, title, desc)
+    y = top
+    for row, row_height in zip(rows, heights, strict=True):
+        if isinstance(row, Group):
+            parts.append(f'<text x="0" y="{y + 15}" font-weight="bold">{escape(row.title)}</text>')
+        else:
+            length = max(1, round(row.value / largest * scale_room))
+            text = pair.format(label=row.label, value=row.text)
+            parts += [
+                f'<text x="0" y="{y + 12}">{escape(text)}</text>',
+                f'<rect class="bar-{row.kind}" x="0" y="{y + TEXT_ROW + 1}" width="{length}" '
+                f'height="{BAR_ROW - 5}"/>',
+            ]
+            if limit_x is not None:
+                parts.append(limit_line(limit_x, y + TEXT_ROW - 1, y + TEXT_ROW + BAR_ROW))
+        y += row_height
+    if marker and limit_x is not None:
+        parts.append(limit_label(limit_x, top - 8, marker[1]))
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def bar_chart(
@@ -119,44 +221,15 @@ def bar_chart(
     title: str,
     description: str,
     marker: tuple[int, str] | None = None,
+    pair: str = "{label}: {value}",
 ) -> str:
     """Horizontal bars, one row each, with an optional vertical line (a limit) across them. ident
-    names the chart's title and description for screen readers: unique on its page."""
-    label_room = max(text_width(row.label) for row in rows if isinstance(row, Bar)) + 16
-    scale_room = WIDTH - label_room - VALUE_ROOM
-    values = [row.value for row in rows if isinstance(row, Bar)]
-    largest = max(values + [marker[0] if marker else 0])
-    top = ROW if marker else 4
-    height = top + ROW * len(rows) + 4
-    parts = [
-        f'<svg class="hood-svg" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
-        f'aria-labelledby="{ident}-t {ident}-d" xmlns="http://www.w3.org/2000/svg" '
-        f'font-size="{FONT}" fill="currentColor">',
-        f'<title id="{ident}-t">{escape(title)}</title>',
-        f'<desc id="{ident}-d">{escape(description)}</desc>',
-    ]
-    for index, row in enumerate(rows):
-        y = top + ROW * index
-        if isinstance(row, Group):
-            parts.append(f'<text x="0" y="{y + 15}" font-weight="bold">{escape(row.title)}</text>')
-            continue
-        length = max(1, round(row.value / largest * scale_room))
-        parts += [
-            f'<text x="{label_room - 8}" y="{y + 15}" text-anchor="end">{escape(row.label)}</text>',
-            f'<rect class="bar-{row.kind}" x="{label_room}" y="{y + 5}" width="{length}" '
-            f'height="{BAR}"/>',
-            f'<text x="{label_room + length + 6}" y="{y + 15}">{escape(row.text)}</text>',
-        ]
-    if marker:
-        x = label_room + round(marker[0] / largest * scale_room)
-        parts += [
-            f'<line class="limit" x1="{x}" y1="{top - 4}" x2="{x}" y2="{height}" '
-            'stroke="currentColor" stroke-dasharray="4 3"/>',
-            f'<text x="{x}" y="{top - 8}" text-anchor="middle">{escape(marker[1])}</text>',
-        ]
-    parts.append("</svg>")
+    names the chart's title and description for screen readers: unique on its page. Drawn twice,
+    wide and narrow (pair joins a bar's label and value in the narrow one); the page shows one."""
+    wide = wide_svg(ident, rows, title, description, marker)
+    narrow = narrow_svg(ident, rows, title, description, marker, pair)
     return (
-        f'<figure class="hood-chart">\n{"".join(parts)}\n'
+        f'<figure class="hood-chart">\n{wide}\n{narrow}\n'
         f"<figcaption>{escape(title)}</figcaption>\n</figure>\n"
     )
 
@@ -178,7 +251,9 @@ def context_hygiene_chart(hygiene: dict, language: str) -> str:
             rows.append(Bar(label, request["size"], labels["bytes"].format(request["size"]), kind))
     inline, main = hygiene["inline"], hygiene["delegated"]
     description = labels["hygiene_desc"].format(inline=inline, main=main, ratio=main / inline)
-    return bar_chart("chart-hygiene", rows, labels["hygiene_title"], description)
+    return bar_chart(
+        "chart-hygiene", rows, labels["hygiene_title"], description, pair=PAIR[language]
+    )
 
 
 # -- the gistdex chart (Context budget) --------------------------------------------------------
@@ -208,7 +283,9 @@ def gistdex_chart(language: str) -> str:
     ]
     limit = (GISTDEX["limit_tokens"], labels["limit"].format(GISTDEX["limit_tokens"]))
     description = labels["gistdex_desc"].format(**GISTDEX)
-    return bar_chart("chart-gistdex", rows, labels["gistdex_title"], description, limit)
+    return bar_chart(
+        "chart-gistdex", rows, labels["gistdex_title"], description, limit, PAIR[language]
+    )
 
 
 def chart_path(language: str, name: str) -> Path:

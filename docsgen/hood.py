@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from docsgen.charts import Bar, bar_chart
+from docsgen.charts import PAIR, Bar, bar_chart
 from scripted.rules import plain_text
 
 MAIN_TRACK = "default"
@@ -229,6 +229,7 @@ class Page:
 
     def __init__(self, version: str, language: str) -> None:
         self.version = version
+        self.language = language
         self.text = LABELS[language]
         self.shown: dict[str, tuple[str, str]] = {}  # canonical JSON -> (element id, call name)
 
@@ -265,6 +266,7 @@ class Page:
             rows,
             self.text["chart_title"].format(version=self.version),
             self.text["chart_desc"],
+            pair=PAIR[self.language],
         )
         body = "".join(self.call(call) for call in main)
         return (
