@@ -20,9 +20,10 @@ playwright_api = pytest.importorskip(
     reason="Playwright is not installed (pip install -r requirements-dev.txt)",
 )
 
-# Requests a page may try and go without: GitHub's API for the repository's stars in the header,
-# and the published sitemap, which Material reads to match pages across languages.
-OPTIONAL_HOSTS = {"api.github.com", "how-coding-agents-work.github.io"}
+# Requests a page may try and go without: GitHub's API for the repository's stars in the header.
+# (Material reads each language's sitemap to match pages across languages: from this copy, as the
+# alternate links name the language roots relative to the page, never the published site.)
+OPTIONAL_HOSTS = {"api.github.com"}
 PAGE_PATHS = ["" if page == "index.md" else page.removesuffix(".md") + "/" for page in PAGES_EN]
 
 

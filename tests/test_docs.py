@@ -487,3 +487,74 @@ def test_the_ten_line_loop_of_the_v1_chapter_runs_against_the_scripted_model(
     source = (ROOT / "examples" / "loop_essence.py").read_text(encoding="utf-8")
     essence = source.split("[start:essence]\n")[1].split("# --8<-- [end:essence]")[0]
     assert len(essence.strip().splitlines()) <= 12
+
+
+def test_the_alternate_links_name_each_language_root_on_this_copy_of_the_site(built_site):
+    """Material reads <alternate>/sitemap.xml for every <link rel="alternate">: a link to the page
+    itself asked for <page>/sitemap.xml, which does not exist, and an absolute address sent a
+    reader of a local copy to the published site."""
+    roots = {"en": "https://site/repo/", "ja": "https://site/repo/ja/"}
+    for language, root in roots.items():
+        for page in PAGES:
+            url = root + ("" if page == "index.md" else page.removesuffix(".md") + "/")
+            links = re.findall(
+                r'<link rel="alternate" href="([^"]*)" hreflang="(\w+)">',
+                html_of(built_site, language, page),
+            )
+            assert {hreflang: urljoin(url, href) for href, hreflang in links} == roots, url
+
+
+def test_the_readmes_link_the_published_site_and_name_the_python_they_need():
+    """The address is mkdocs.yml's site_url, the one place it is written; the version is the one
+    the code is written for (ruff's target-version) and the setup page names."""
+    config = yaml.safe_load(
+        "\n".join(
+            line
+            for line in (ROOT / "mkdocs.yml").read_text(encoding="utf-8").splitlines()
+            if line.startswith("site_url:")
+        )
+    )
+    site = config["site_url"]
+    target = re.search(
+        r'target-version = "py3(\d+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    )
+    python = f"Python 3.{target[1]}"
+    said = {"README.md": f"{python} or newer", "README_ja.md": f"{python} 以降"}
+    for readme, needs in said.items():
+        text = (ROOT / readme).read_text(encoding="utf-8")
+        assert f"<{site}>" in text and f"<{site}ja/>" in text, readme
+        assert needs in text, readme
+    assert f"{python} or newer" in "\n".join(read_page("en", "setup.md"))
+    assert f"{python} 以降" in "\n".join(read_page("ja", "setup.md"))
+
+
+OUTSIDE_LINK = re.compile(r"\]\((https?://[^)\s]+)\)")  # a Markdown link to another site
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_both_languages_link_the_same_outside_sources(page):
+    links = {
+        language: sorted(set(OUTSIDE_LINK.findall("\n".join(read_page(language, page)))))
+        for language in DOCS
+    }
+    assert links["en"] == links["ja"]
+
+
+# Each fact the Context budget chapter takes from elsewhere, and where a reader can check it.
+CONTEXT_BUDGET_SOURCES = {
+    "the gistdex case": "https://github.com/ushironoko/gistdex/",
+    "Claude Code's limit on MCP output": "https://code.claude.com/docs/en/mcp#",
+    "Claude Code's limit on bash output": "https://code.claude.com/docs/en/settings#",
+    "Anthropic's advice on tools": "https://www.anthropic.com/engineering/writing-tools-for-agents",
+}
+
+
+def test_the_context_budget_chapter_links_the_source_of_each_outside_fact():
+    for language in DOCS:
+        links = OUTSIDE_LINK.findall("\n".join(read_page(language, "context-budget.md")))
+        missing = [
+            fact
+            for fact, source in CONTEXT_BUDGET_SOURCES.items()
+            if not any(link.startswith(source) for link in links)
+        ]
+        assert not missing, (language, missing)
