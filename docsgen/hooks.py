@@ -7,6 +7,7 @@
   with ja/ and docs_ja/, so the published address is written once, in mkdocs.yml.
 - Each language switch target gets an absolute `url` (for the <head> links, overrides/main.html).
 - mermaid is served from the site (see docsgen/vendor.py), when it has been fetched.
+- Japanese search splits the katakana compounds the pages use into their words (docsgen/search.py).
 - `{{ name }}` on a page becomes the number docsgen made for it (docsgen/numbers.py).
 - A code block that shows a section of a script numbers its lines as the file does.
 """
@@ -14,14 +15,17 @@
 import json
 import os
 import re
+from pathlib import Path
 from urllib.parse import urljoin
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from docsgen.numbers import fill_in
+from docsgen.search import japanese_separator
 from docsgen.vendor import MERMAID_JS
 from scripted import ROOT
 
@@ -39,10 +43,14 @@ def on_startup(command: str, dirty: bool) -> None:
         )
 
 
+# before the search plugin's own on_config, which copies its settings into the index it builds
+@event_priority(100)
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     if config.theme["language"] == "ja":
         config.site_url = f"{config.site_url}ja/"
         config.edit_uri = config.edit_uri.replace("docs_en/", "docs_ja/")
+        search = config.plugins["material/search"].config
+        search.separator = japanese_separator(search.separator, Path(config.docs_dir))
     for alternate in config.extra["alternate"]:
         alternate["url"] = urljoin(config.site_url, alternate["link"])
     if MERMAID_JS.exists():  # overrides/main.html loads it before Material's bundle

@@ -9,10 +9,11 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from scripted import ROOT
 from tests.site import PAGES_EN, SEARCH_CASES
 
 playwright_api = pytest.importorskip(
@@ -202,4 +203,68 @@ def test_the_language_switch_lands_on_the_same_page_even_from_the_404_page(tab, 
     tab.page.locator("a.md-select__link[hreflang=en]").dispatch_event("click")
     tab.page.wait_for_url(served_site + "no-such-page/?q=1")
     assert tab.page.locator("html").get_attribute("lang") == "en"  # the English 404 page
+    assert tab.errors == []
+
+
+# -- search finds the section about the thing -------------------------------------------------
+
+# A query, and the section that must be the first section in the results: the one about it.
+FIRST_SECTION = {
+    "en": [
+        ("Ctrl-C", "v1/#at-the-terminal"),
+        ("read-only", "v3/#read-only-enforcement"),
+        ("enforcement", "v3/#read-only-enforcement"),
+    ],
+    "ja": [
+        ("Ctrl-C", "v1/#ターミナルでの操作"),
+        ("読み取り専用", "v3/#読み取り専用の強制"),
+    ],
+}
+# A word, and a compound that holds it: the word must find every page that says the compound.
+WORD_IN_COMPOUND = {
+    "en": [("caching", "prompt caching")],
+    "ja": [
+        ("キャッシュ", "プロンプトキャッシュ"),
+        ("ウィンドウ", "コンテキストウィンドウ"),
+        ("ハンドラ", "ツールハンドラ"),
+        ("ループ", "エージェントループ"),
+    ],
+}
+
+
+def first_section(tab: OfflineTab, query: str) -> str:
+    """The page and anchor of the first section in the results, e.g. v1/#at-the-terminal."""
+    search(tab, query)
+    hrefs = tab.page.eval_on_selector_all(
+        ".md-search-result__item a", "(links) => links.map((link) => link.href)"
+    )
+    sections = [urlsplit(href) for href in hrefs if urlsplit(href).fragment]
+    return f"{sections[0].path}#{unquote(sections[0].fragment)}" if sections else ""
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_search_puts_the_section_about_a_thing_first_and_finds_words_inside_compounds(
+    tab, served_site, built_site, language
+):
+    skip_without_mermaid(built_site)
+    base = served_site + ("ja/" if language == "ja" else "")
+    tab.open(base)
+    wrong = []
+    for query, section in FIRST_SECTION[language]:
+        page, anchor = section.split("#")
+        expected = f"{urlsplit(base + page).path}#{anchor}"
+        if (found := first_section(tab, query)) != expected:
+            wrong.append(f"{query!r}: first section {found}, not {expected}")
+    folder = ROOT / f"docs_{language}"
+    for word, compound in WORD_IN_COMPOUND[language]:
+        pages = [
+            urlsplit(base + ("" if path.stem == "index" else f"{path.stem}/")).path
+            for path in sorted(folder.glob("*.md"))
+            if compound in path.read_text(encoding="utf-8")
+        ]
+        assert pages, f"no page says {compound!r}"
+        missed = sorted(set(pages) - set(search(tab, word)))
+        if missed:
+            wrong.append(f"{word!r} misses pages that say {compound!r}: {missed}")
+    assert not wrong, "\n".join(wrong)
     assert tab.errors == []

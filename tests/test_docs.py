@@ -558,3 +558,28 @@ def test_the_context_budget_chapter_links_the_source_of_each_outside_fact():
             if not any(link.startswith(source) for link in links)
         ]
         assert not missing, (language, missing)
+
+
+def test_japanese_search_splits_the_katakana_compounds_the_pages_use_into_their_words():
+    from docsgen.search import compounds, japanese_separator
+
+    words = {"プロンプト", "キャッシュ", "プロンプトキャッシュ", "サブエージェント", "エージェント"}
+    # サブ never stands alone, so サブエージェント is one word; the pages' words decide
+    assert compounds(words) == {"プロンプトキャッシュ": ["プロンプト", "キャッシュ"]}
+    config = yaml.safe_load(
+        "\n".join(
+            line
+            for line in (ROOT / "mkdocs.ja.yml").read_text(encoding="utf-8").splitlines()
+            if "!!python" not in line
+        )
+    )
+    base = next(plugin["search"] for plugin in config["plugins"] if "search" in plugin)
+    separator = japanese_separator(base["separator"], DOCS["ja"])
+    for compound, parts in [
+        ("プロンプトキャッシュ", ["プロンプト", "キャッシュ"]),
+        ("コンテキストウィンドウ", ["コンテキスト", "ウィンドウ"]),
+        ("エージェントループ", ["エージェント", "ループ"]),
+        ("ワークショップ", ["ワークショップ"]),
+        ("サブエージェント", ["サブエージェント"]),
+    ]:
+        assert search_words(separator, compound) == parts
