@@ -23,6 +23,7 @@ from scripted import ROOT
 WIDTHS = {"desktop": 1280, "phone": 390}
 # What a reader sees of each figure: its scrolling box where it has one, else the figure itself.
 FIGURES = ".md-typeset .mermaid, .md-typeset figure.hood-chart"
+HIDE_HEADER = ".md-header, .md-tabs { visibility: hidden !important; }"
 
 
 def page_paths() -> list[str]:
@@ -35,8 +36,8 @@ def shoot(page, out: Path, name: str, figures: bool) -> None:
     if not figures:
         return
     for number, figure in enumerate(page.locator(FIGURES).all(), start=1):
-        figure.scroll_into_view_if_needed()
-        figure.screenshot(path=out / f"{name}-figure{number}.png")
+        # the header stays at the top of the window and would cover the top of a tall figure
+        figure.screenshot(path=out / f"{name}-figure{number}.png", style=HIDE_HEADER)
 
 
 def main() -> int:
