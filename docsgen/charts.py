@@ -207,7 +207,8 @@ def narrow_svg(
                 f'height="{BAR_ROW - 5}"/>',
             ]
             if limit_x is not None:
-                parts.append(limit_line(limit_x, y + TEXT_ROW - 1, y + TEXT_ROW + BAR_ROW))
+                # across the bar only: the text above it may reach down to its row's end
+                parts.append(limit_line(limit_x, y + TEXT_ROW + 1, y + TEXT_ROW + BAR_ROW - 2))
         y += row_height
     if marker and limit_x is not None:
         parts.append(limit_label(limit_x, top - 8, marker[1]))
