@@ -74,7 +74,7 @@ from plumbing.skills import (DESCRIPTION_LIMIT, SkillSkipped, note_override, rea
                             warn_of_spec_problems, without_repeats)
 
 # -- config -- configuration: environment variables, optionally from a .env file
-load_dotenv(Path(__file__).resolve().parent / ".env")  # never the work folder's: it may be hostile
+load_dotenv(Path(__file__).resolve().parent / ".env")  # never the work directory's: it may be hostile
 MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5-5")  # the default: the current Sonnet
 # Per reply, thinking and text together: room for long thinking and a whole file in one
 # write_file, within the 128K a 5.x model may write (a call cut short is retried with all 128K).
