@@ -28,7 +28,7 @@ explore and plan can only read (their shell is read_only_bash, which checks ever
 the four base tools. The subagent's reading never enters the main context. Several Task calls in
 one reply run in parallel, and each subagent shows the user one status line, not its tool calls.
 
-New in v4: skills. Skills come from skills/ beside this script, .agents/skills/ in the work folder,
+New in v4: skills. Skills come from skills/ beside this script, .agents/skills/ in the work directory,
 SKILLS_DIR and --skills-dir; a later folder wins a name. Loading one never changes the system
 prompt or the tools, so the cached prefix stays valid. Subagents get no Skill tool.
 

@@ -30,7 +30,7 @@ READ_ONLY_ENV = {  # all a read-only command gets: no API key; git neither locks
     "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
     "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
     "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"}
-# What the sandbox shows besides the work folder: programs, libraries and the few files of /etc they
+# What the sandbox shows besides the work directory: programs, libraries and the few files of /etc they
 # read (all of /etc would include /etc/shadow, readable when the agent runs as root).
 SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
                   "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/localtime",
@@ -52,7 +52,7 @@ def without_git_programs(argv: list[str]) -> list[str]:
 
 
 def sandbox_argv(workdir: Path) -> list[str]:
-    """Read-only system folders and work folder, a private /tmp, no network. In its own PID
+    """Read-only system folders and work directory, a private /tmp, no network. In its own PID
     namespace: when the command ends or is killed, every process it left is killed with it."""
     argv = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session",
             "--unshare-pid", "--unshare-net",

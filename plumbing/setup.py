@@ -145,7 +145,7 @@ def prompt_too_long(exc: BaseException) -> bool:
 
 
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
-    """Exit with one line if there is no API key, no such work folder, or an empty task."""
+    """Exit with one line if there is no API key, no such work directory, or an empty task."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         sys.exit("ANTHROPIC_API_KEY is not set: export it or put it in .env (see .env.example). "
                  f"No key? Try the offline demo: python -m scripted.demo {version}")
