@@ -40,7 +40,7 @@ from plumbing.screen import Screen
 from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
 
 # -- config -- configuration: environment variables, optionally from a .env file
-load_dotenv(Path(__file__).resolve().parent / ".env")  # never the work directory's: it may be hostile
+load_dotenv(Path(__file__).resolve().parent / ".env")  # not the work directory's: untrusted
 MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5-5")  # the default: the current Sonnet
 # Per reply, thinking and text together: room for long thinking and a whole file in one
 # write_file, within the 128K a 5.x model may write (a call cut short is retried with all 128K).

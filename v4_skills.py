@@ -28,8 +28,8 @@ explore and plan can only read (their shell is read_only_bash, which checks ever
 the four base tools. The subagent's reading never enters the main context. Several Task calls in
 one reply run in parallel, and each subagent shows the user one status line, not its tool calls.
 
-New in v4: skills. Skills come from skills/ beside this script, .agents/skills/ in the work directory,
-SKILLS_DIR and --skills-dir; a later folder wins a name. Loading one never changes the system
+New in v4: skills. Skills come from skills/ beside this script, .agents/skills/ in the work
+directory, SKILLS_DIR and --skills-dir; a later folder wins a name. Loading one never changes the system
 prompt or the tools, so the cached prefix stays valid. Subagents get no Skill tool.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
@@ -74,7 +74,7 @@ from plumbing.skills import (DESCRIPTION_LIMIT, SkillSkipped, note_override, rea
                             warn_of_spec_problems, without_repeats)
 
 # -- config -- configuration: environment variables, optionally from a .env file
-load_dotenv(Path(__file__).resolve().parent / ".env")  # never the work directory's: it may be hostile
+load_dotenv(Path(__file__).resolve().parent / ".env")  # not the work directory's: untrusted
 MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5-5")  # the default: the current Sonnet
 # Per reply, thinking and text together: room for long thinking and a whole file in one
 # write_file, within the 128K a 5.x model may write (a call cut short is retried with all 128K).

@@ -30,8 +30,8 @@ READ_ONLY_ENV = {  # all a read-only command gets: no API key; git neither locks
     "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
     "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
     "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"}
-# What the sandbox shows besides the work directory: programs, libraries and the few files of /etc they
-# read (all of /etc would include /etc/shadow, readable when the agent runs as root).
+# What the sandbox shows besides the work directory: programs, libraries and the few files of /etc
+# they read (all of /etc would include /etc/shadow, readable when the agent runs as root).
 SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
                   "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/localtime",
                   "/etc/alternatives", "/etc/magic", "/etc/magic.mime"]
