@@ -29,8 +29,8 @@ the four base tools. The subagent's reading never enters the main context. Sever
 one reply run in parallel, and each subagent shows the user one status line, not its tool calls.
 
 New in v4: skills. Skills come from skills/ beside this script, .agents/skills/ in the work
-directory, SKILLS_DIR and --skills-dir; a later folder wins a name. Loading one never changes the system
-prompt or the tools, so the cached prefix stays valid. Subagents get no Skill tool.
+directory, SKILLS_DIR and --skills-dir; a later folder wins a name. Loading one never changes the
+system prompt or the tools, so the cached prefix stays valid. Subagents get no Skill tool.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
 the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
