@@ -3,6 +3,8 @@
     python -m scripted.demo v1              # v1_basic.py plays scripted/scenarios/v1_demo.yaml
     python -m scripted.demo v2 --workdir D  # work in folder D instead of a fresh temporary one
     python -m scripted.demo v3 --record F   # also save every request and reply as JSON in file F
+    python -m scripted.demo --replay S      # play a session recorded with python -m scripted.record
+    python -m scripted.demo --replay S --script mine.py   # ... against another script
 
 The script runs unchanged, as a subprocess: only ANTHROPIC_BASE_URL points at a scripted Messages
 API server on 127.0.0.1, so what you see is exactly what the script prints against real Claude. """
@@ -16,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from scripted import ROOT, SCRIPTS
+from scripted.replay import MAX_PAUSE, replay_in_folder
 from scripted.server import ScriptedAPI, load_scenario
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -78,12 +81,28 @@ def recording(api: ScriptedAPI) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("version", choices=SCRIPTS, help="which script to run")
+    parser.add_argument("version", nargs="?", choices=SCRIPTS, help="which script to run")
     parser.add_argument(
         "--workdir", type=Path, help="folder to work in (default: a fresh temporary folder)"
     )
     parser.add_argument("--record", type=Path, help="save the requests and replies as JSON here")
+    parser.add_argument(
+        "--replay", type=Path, help="play this recorded session instead of a demo scenario"
+    )
+    parser.add_argument(
+        "--script", type=Path, help="with --replay: run this script (default: the recorded one)"
+    )
+    parser.add_argument(
+        "--max-pause",
+        type=float,
+        default=MAX_PAUSE,
+        help=f"with --replay: longest pause between events, in seconds (default {MAX_PAUSE})",
+    )
     args = parser.parse_args(argv)
+    if args.replay:
+        return replay_in_folder(args.replay, args.script, args.workdir, args.max_pause)
+    if args.version is None:
+        parser.error("say which version to run (v1 ... v4), or --replay FILE")
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run_demo(args.version, args.workdir.resolve(), args.record)

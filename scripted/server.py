@@ -552,28 +552,8 @@ class ScriptedAPI:
 
     def client_env(self, api_key: str = "scripted") -> dict[str, str]:
         """Environment variables that point an SDK client (in this process or a child) at this
-        server. NO_PROXY keeps a proxy set for the real network (HTTP_PROXY, ALL_PROXY) from
-        catching loopback traffic. SSL_CERT_FILE: this server speaks plain HTTP, so no certificate
-        is ever checked, yet each new client loads the trusted certificates it names, by default
-        the system's whole bundle (about 30 ms; the tests make a client per test). One small
-        certificate that nothing is signed with stands in for it."""
-        no_proxy = ",".join(
-            filter(
-                None,
-                [
-                    os.environ.get("NO_PROXY") or os.environ.get("no_proxy"),
-                    "127.0.0.1",
-                    "localhost",
-                ],
-            )
-        )
-        return {
-            "ANTHROPIC_BASE_URL": self.start(),
-            "ANTHROPIC_API_KEY": api_key,
-            "NO_PROXY": no_proxy,
-            "no_proxy": no_proxy,
-            "SSL_CERT_FILE": str(Path(__file__).with_name("loopback-cert.pem")),
-        }
+        server (see loopback_env)."""
+        return {**loopback_env(self.start()), "ANTHROPIC_API_KEY": api_key}
 
     def stop(self) -> None:
         if self._httpd is not None:
@@ -865,6 +845,31 @@ def error_reply(error: dict, latency: float = 0.0) -> Reply:
         headers = {"retry-after-ms": str(error.get("retry_after_ms", 1)), "x-should-retry": "true"}
     message = error.get("message", f"scripted {ERROR_TYPES[status]}")
     return Reply(status, error_body(status, message), latency=latency, headers=headers)
+
+
+def loopback_env(url: str) -> dict[str, str]:
+    """Environment variables that point an SDK client at a server on 127.0.0.1 (this one, or the
+    recording proxy and the replay server). NO_PROXY keeps a proxy set for the real network
+    (HTTP_PROXY, ALL_PROXY) from catching loopback traffic. SSL_CERT_FILE: these servers speak
+    plain HTTP, so no certificate is ever checked, yet each new client loads the trusted
+    certificates it names, by default the system's whole bundle (about 30 ms; the tests make a
+    client per test). One small certificate that nothing is signed with stands in for it."""
+    no_proxy = ",".join(
+        filter(
+            None,
+            [
+                os.environ.get("NO_PROXY") or os.environ.get("no_proxy"),
+                "127.0.0.1",
+                "localhost",
+            ],
+        )
+    )
+    return {
+        "ANTHROPIC_BASE_URL": url,
+        "NO_PROXY": no_proxy,
+        "no_proxy": no_proxy,
+        "SSL_CERT_FILE": str(Path(__file__).with_name("loopback-cert.pem")),
+    }
 
 
 class Handler(BaseHTTPRequestHandler):
