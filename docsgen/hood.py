@@ -16,6 +16,10 @@ request that sends the same system prompt, the same tools or the same message ag
 that points back to where it was shown ("unchanged since call 1"). So the page grows with the
 conversation, not with its square, and what is new in each round stands out.
 
+The same pages can show a session recorded from Claude with `python -m scripted.record`
+(`from_session()`); a line at the top of each says where the requests were answered: by the
+scripted model of a demo, or by which model on which day.
+
 Who sent a request is read from the recording, never guessed from the order: the server records
 the track that answered (`default` for the main agent, a track's `match` for a subagent), and a
 subagent's calls go under the `Task` call whose prompt is their first message. Subagents run side
@@ -30,6 +34,7 @@ from html import escape
 from pathlib import Path
 
 from docsgen.charts import PAIR, Bar, bar_chart
+from scripted import replay
 from scripted.rules import plain_text
 
 MAIN_TRACK = "default"
@@ -66,6 +71,9 @@ LABELS = {
         "subagent": "Subagent {letter} ({agent_type}): {description}",
         "subagent_calls": "{count} model calls on a history of its own",
         "characters": "{:,} characters",
+        "scripted": "A scripted demo: a scripted model answered these requests, not Claude.",
+        "recorded": "Recorded from {model} on {date}.",
+        "recorded_at": "Recorded from {model} at {upstream} on {date}.",
     },
     "ja": {
         "summary": (
@@ -101,6 +109,12 @@ LABELS = {
         "subagent": "サブエージェント {letter}（{agent_type}）: {description}",
         "subagent_calls": "自分だけの履歴でモデルを {count} 回呼び出す",
         "characters": "{:,} 文字",
+        "scripted": (
+            "スクリプトによるデモです。これらのリクエストに答えたのは Claude ではなく、台本どおりに"
+            "答えるモデルです。"
+        ),
+        "recorded": "{date} に {model} とのやり取りを記録したものです。",
+        "recorded_at": "{date} に {upstream} の {model} とのやり取りを記録したものです。",
     },
 }
 
@@ -130,6 +144,43 @@ class Subagent:
 
 def load_recording(path: Path) -> list[dict]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def from_session(path: Path) -> tuple[list[dict], dict]:
+    """A session recorded with python -m scripted.record, in the shape the pages are made from
+    (what `python -m scripted.demo --record` saves), and the file's header, which says where it
+    came from. No track is recorded from Claude, so a request is a subagent's when its first
+    message is the prompt of a `Task` call the model made before it, as call_tree() nests them."""
+    session = replay.load_recording(path)
+    prompts: set[str] = set()
+    records = []
+    for exchange in session.exchanges:
+        if not isinstance(exchange.body, dict) or "messages" not in exchange.body:
+            continue  # another endpoint (a model list): no model call to show
+        first = plain_text(exchange.body["messages"][0]["content"])
+        reply = {"status": exchange.status, "body": replay.final_message(exchange) or {}}
+        records.append(
+            {
+                "track": first if first in prompts else MAIN_TRACK,
+                "size": exchange.size,
+                "raw": json.dumps(exchange.body, ensure_ascii=False),
+                "reply": reply,
+            }
+        )
+        call = Call(0, MAIN_TRACK, exchange.size, exchange.body, reply)
+        prompts.update(task["input"].get("prompt", "") for task in task_calls(call))
+    return records, session.header
+
+
+def source_label(header: dict | None, language: str) -> str:
+    """Where the requests on a page were answered: a scripted demo (header None, or a session
+    recorded with the scripted model standing in), or a model on a day."""
+    text = LABELS[language]
+    if header is None or header["upstream"].startswith("scripted"):
+        return text["scripted"]
+    if header["upstream"] == "https://api.anthropic.com":
+        return text["recorded"].format(model=header["model"], date=header["date"])
+    return text["recorded_at"].format(**header)
 
 
 def call_tree(recording: list[dict]) -> list[Call]:
@@ -239,7 +290,8 @@ class Page:
     def call_name(self, call: Call) -> str:
         return self.text["call"].format(call.label)
 
-    def render(self, main: list[Call]) -> str:
+    def render(self, main: list[Call], source: str) -> str:
+        """The fragment; `source` says where the requests were answered (source_label())."""
         calls = every_call(main)
         children = [call for call in calls if call.track != MAIN_TRACK]
         subagents = [subagent for call in main for subagent in call.subagents]
@@ -275,6 +327,7 @@ class Page:
             # tag of the same name, and the calls hold <div>s.
             f'<section class="hood" data-version="{self.version}" data-calls="{len(calls)}" '
             'data-search-exclude="data-search-exclude">\n'
+            f'<p class="hood-source">{escape(source)}</p>\n'
             f'<p class="hood-summary">{escape(summary)}</p>\n{chart}{body}</section>\n'
         )
 
@@ -437,7 +490,7 @@ def hood_files(recordings: dict[str, list[dict]]) -> dict[Path, str]:
         files[record_path(version)] = json.dumps(recording, indent=1, ensure_ascii=False)
         for language in LABELS:
             files[hood_path(language, version)] = Page(version, language).render(
-                call_tree(recording)
+                call_tree(recording), source_label(None, language)
             )
     return files
 

@@ -37,6 +37,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -406,13 +407,19 @@ def ignore_interrupt(signum: int, frame: Any) -> None:
     a turn, or leaves); the recorder goes on, so the file is written when the script ends."""
 
 
-def run_script(command: list[str], env: dict, piped: str | None) -> int:
+def run_script(script: Path, args: list[str], env: dict, typed: str | None) -> int:
+    """Run the script as the user would, in a subprocess on this terminal; return its exit code.
+    `typed`: what to send to its prompt through a pipe (None: the terminal's own input). The
+    tests pass an in-process runner with the same arguments instead."""
     previous = signal.signal(signal.SIGINT, ignore_interrupt)
     try:
         process = subprocess.Popen(
-            command, env=env, stdin=subprocess.PIPE if piped is not None else None, text=True
+            [sys.executable, str(script), *args],
+            env=env,
+            stdin=subprocess.PIPE if typed is not None else None,
+            text=True,
         )
-        process.communicate(piped)
+        process.communicate(typed)
         return process.returncode
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -427,6 +434,7 @@ def record_session(
     env: dict,
     piped: str | None = None,
     source: str = "",
+    run: Callable[[Path, list[str], dict, str | None], int] = run_script,
 ) -> int:
     """Run the version's script through the recording proxy and write the file; return the
     script's exit code. `piped`: what to send to the script's prompt (None: the terminal)."""
@@ -452,9 +460,9 @@ def record_session(
             "at a copy of the folder as it is now]",
             flush=True,
         )
-    command = [sys.executable, str(script), "--workdir", str(workdir)] + ([task] if task else [])
+    args = ["--workdir", str(workdir)] + ([task] if task else [])
     try:
-        code = run_script(command, child_env, piped)
+        code = run(script, args, child_env, piped)
     finally:
         proxy.stop()
     if task is None and piped is None:

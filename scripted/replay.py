@@ -12,9 +12,11 @@
 The script runs unchanged, as a subprocess, in a work folder that starts with the files the
 recording kept, and gets the task or the typed messages the session had. Each request it sends is
 matched to the recorded exchange of the same conversation (the same first message), not by its
-place in the file: parallel subagents may ask in another order. A request that differs from the
-recorded one stops the replay there, with a diff of the two as pretty JSON. The work folder's
-path, ids and clock times are masked before comparing: they differ from run to run.
+place in the file: parallel subagents may ask in another order. The work folder's path, ids and
+clock times are masked before comparing: they differ from run to run. The first request that
+differs stops the replay: it and every request after it get an error instead of a reply, which
+ends the script's turn, and when the script ends the two requests are shown as a diff of their
+pretty JSON.
 
 The replies go out in the order they were recorded across all exchanges, so parallel subagents
 finish, and thinking shows, in the order they did; the pauses between events are replayed, each
@@ -33,19 +35,18 @@ import functools
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from scripted import ROOT
-from scripted.record import FORMAT, Exchange, ignore_interrupt, json_or_text
+from scripted.record import FORMAT, Exchange, json_or_text, run_script
 from scripted.rules import validate_request
 from scripted.server import loopback_env
 
@@ -238,8 +239,8 @@ class Playback:
             more = [f"... ({len(shown) - LONGEST_SHOWN} more lines)"]
             lines = shown[:LONGEST_SHOWN] + (more if len(shown) > LONGEST_SHOWN else [])
             return (
-                "the recording has no more requests, and the script sent another one:\n"
-                + "\n".join(lines)
+                "[replay stopped: the recording has no more requests, and the script sent "
+                "another one]\n" + "\n".join(lines)
             )
         recorded = self.recorded[expected.number].splitlines()
         diff = difflib.unified_diff(
@@ -251,8 +252,8 @@ class Playback:
             lineterm="",
         )
         return (
-            f"request {expected.number} of the recording differs from what the script sent:\n"
-            + "\n".join(diff)
+            f"[replay stopped: request {expected.number} of the recording differs from what the "
+            "script sent]\n" + "\n".join(diff)
         )
 
 
@@ -297,6 +298,11 @@ class Turnstile:
             self.gone[earlier] = True
         self.advance()
 
+    def open(self) -> None:
+        """Keep no order from now on: the replay has stopped, the steps still due never come."""
+        with self._changed:
+            self.let_through(len(self.gone))
+
     def went(self, step: int) -> None:
         with self._changed:
             self.gone[step] = True
@@ -317,8 +323,6 @@ class ReplayServer:
         self.turnstile = Turnstile(recording, max_pause)
         self.difference = ""  # the first request that differed, as a diff
         self.ended_early = False  # the script sent a request the recording has no reply to
-        self.stop_script = threading.Event()
-        self.script_ended = threading.Event()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -339,16 +343,17 @@ class ReplayServer:
         raw = handler.rfile.read(int(handler.headers.get("content-length") or 0))
         body = json_or_text(raw.decode("utf-8", errors="replace"))
         exchange, difference = self.playback.claim(handler.command, handler.path, body)
-        if exchange is None or exchange.status == 0:
-            with self._lock:
-                if exchange is None and not self.difference:
-                    self.difference = difference
-                if exchange is not None:
-                    self.ended_early = True  # the session was stopped here while it recorded
-            self.stop_script.set()
-            # No answer: the script is stopped while it waits, so its screen ends where the
-            # recording does, without an error of our making.
-            self.script_ended.wait(STALL)
+        with self._lock:
+            if exchange is None and not self.difference:
+                self.difference = difference
+            if exchange is not None and exchange.status == 0:
+                self.ended_early = True  # the session was stopped during this request
+            stopped = bool(self.difference) or self.ended_early
+        if stopped:
+            self.turnstile.open()  # what is still waiting for its turn goes out now
+            # An error the script shows and recovers from, as from any refused request: the
+            # turn ends, and nothing after the difference is played.
+            answer_stopped(handler, self.ended_early and not self.difference)
             return
         steps = [
             self.turnstile.index[(exchange.number, position)]
@@ -393,6 +398,24 @@ def replay_headers(recorded: dict) -> dict:
     return headers
 
 
+def answer_stopped(handler: BaseHTTPRequestHandler, ended: bool) -> None:
+    why = (
+        "the recording ends here: the session was stopped during this request"
+        if ended
+        else "this request differs from the recording (the diff follows when the script ends)"
+    )
+    body = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": f"replay: {why}"},
+    }
+    payload = json.dumps(body).encode()
+    handler.send_response(400)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(payload)))
+    handler.end_headers()
+    handler.wfile.write(payload)
+
+
 class ReplayHandler(BaseHTTPRequestHandler):
     server_version = "replay-server"
 
@@ -416,14 +439,12 @@ def starting_folder(recording: Recording, workdir: Path) -> None:
         target.write_text(content, encoding="utf-8")
 
 
-def stop_when_told(server: ReplayServer, process: subprocess.Popen) -> None:
-    server.stop_script.wait()
-    if process.poll() is None:
-        process.terminate()
-
-
 def replay_session(
-    path: Path, script: Path | None, workdir: Path, max_pause: float = MAX_PAUSE
+    path: Path,
+    script: Path | None,
+    workdir: Path,
+    max_pause: float = MAX_PAUSE,
+    run: Callable[[Path, list[str], dict, str | None], int] = run_script,
 ) -> int:
     """Run the script against the recording in workdir; 0 if it asked what the recording has
     (and the script's own exit code was 0), 1 at the first difference."""
@@ -446,22 +467,16 @@ def replay_session(
     if header["files"] is None:
         print("[replay: the recording kept no copy of its work folder; see --workdir]", flush=True)
     task = [header["task"]] if header["task"] else []
-    command = [sys.executable, str(script), "--workdir", str(workdir), *task]
-    previous = signal.signal(signal.SIGINT, ignore_interrupt)  # Ctrl-C is the script's
     try:
-        process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, text=True)
-        threading.Thread(target=stop_when_told, args=(server, process), daemon=True).start()
-        process.communicate("" if task else header["typed"])
-        code = process.returncode
+        code = run(
+            script, ["--workdir", str(workdir), *task], env, None if task else header["typed"]
+        )
     finally:
-        signal.signal(signal.SIGINT, previous)
-        server.script_ended.set()
-        server.stop_script.set()
         server.stop()
     for problem in check_rules(recording):
         print(f"[replay: {problem}]", file=sys.stderr, flush=True)
     if server.difference:
-        print(f"[replay stopped: {server.difference}\n]", flush=True)
+        print(server.difference, flush=True)
         return 1
     played = server.playback.total - len(server.playback.waiting)
     if server.playback.waiting and not server.ended_early:
