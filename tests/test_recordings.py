@@ -16,14 +16,24 @@ import json
 import os
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
+from prompt_toolkit.history import FileHistory
 
 from docsgen.generated import steady
 from docsgen.hood import Page, call_tree, from_session, source_label
 from scripted import ROOT, SCRIPTS, demo, replay
-from scripted.record import KEY_REMOVED, Exchange, record_session
+from scripted.record import (
+    KEY_REMOVED,
+    Exchange,
+    RecordingProxy,
+    as_piped_input,
+    record_session,
+    typed_messages,
+    write_recording,
+)
 from scripted.replay import Playback, Recording, Turnstile, check_rules, load_recording
 from scripted.server import load_scenario
 from tests.agents import VERSIONS, run_in_process
@@ -63,14 +73,23 @@ def starting_project(folder: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-def record(scripted_api, tmp_path: Path, version: str, task: str | None, typed: str | None = None):
-    """Record the version through the proxy, the scripted server as the upstream; the file, what
-    the script printed, and the work folder."""
+def record(
+    scripted_api,
+    tmp_path: Path,
+    version: str,
+    task: str | None,
+    typed: str | None = None,
+    credential: str = "ANTHROPIC_API_KEY",
+):
+    """Record the version through the proxy, the scripted server as the upstream, with KEY as
+    the credential; the file, what the script printed, and the work folder."""
     out = tmp_path / "session.jsonl"
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     runner = InProcess()
-    env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_AUTH_TOKEN": TOKEN}
+    env = {**os.environ, credential: KEY}
+    if credential != "ANTHROPIC_API_KEY":
+        env.pop("ANTHROPIC_API_KEY", None)
     code = record_session(
         version, out, workdir, task, scripted_api.start(), env, piped=typed, run=runner
     )
@@ -97,18 +116,20 @@ def test_a_recorded_session_replays_offline_to_the_same_screen(version, scripted
     code, shown = replayed(out, tmp_path / "replay")
     assert code == 0, shown
     assert screen(shown, tmp_path / "replay") == screen(recorded, workdir)
-    # The key and the token went over the wire with every request; neither is in the file, nor
-    # is any header that authenticates.
+    # The key went over the wire with every request (Authorization: Bearer, from this SDK); it
+    # is nowhere in the file, nor is any header that authenticates.
     text = out.read_text(encoding="utf-8")
     assert KEY not in text
-    assert TOKEN not in text
     for header in ("x-api-key", "authorization", "cookie"):
         assert f'"{header}"' not in text.lower()
 
 
 def test_the_header_says_model_sdk_date_and_what_was_asked(scripted_api, tmp_path, capsys):
     scripted_api.play({"turns": [{"text": "Hello."}]})
-    out, _, workdir = record(scripted_api, tmp_path, "v1", "say hello")
+    out, _, workdir = record(
+        scripted_api, tmp_path, "v1", "say hello", credential="ANTHROPIC_AUTH_TOKEN"
+    )
+    assert KEY not in out.read_text(encoding="utf-8")  # the token went as the credential
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert header["model"] == "claude-sonnet-5"
     assert header["sdk"].startswith("anthropic-python 2.")
@@ -136,6 +157,61 @@ def test_messages_typed_at_the_prompt_are_replayed_as_typed(scripted_api, tmp_pa
     assert code == 0, shown
     assert "Bye." in shown
     assert screen(shown, tmp_path / "replay") == screen(recorded, workdir)
+
+
+def test_messages_typed_at_a_terminal_are_kept_so_that_a_pipe_gives_them_back(
+    scripted_api, tmp_path
+):
+    """At a terminal the recorder cannot read what is typed: it reads the prompt's history file
+    afterwards. A message of several lines must come back as one message."""
+    history = FileHistory(str(tmp_path / "history"))
+    history.store_string("first message")
+    history.store_string("the second,\nover two lines")
+    typed = as_piped_input(typed_messages(tmp_path / "history"))
+    scripted_api.play(
+        {
+            "turns": [
+                {"expect": {"last_user_contains": "first message"}, "text": "Hello."},
+                {"expect": {"last_user_contains": "second,\nover two"}, "text": "Bye."},
+            ]
+        }
+    )
+    result = run_in_process(ROOT / SCRIPTS["v1"], "--workdir", str(tmp_path), input_text=typed)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_header_that_authenticates_is_written_whatever_the_client_sends(
+    scripted_api, tmp_path
+):
+    """The SDK sends the key as Authorization; another client sends x-api-key, a cookie. Only
+    the headers on the recorder's list are written, so a new one is left out too. The key sent
+    is learnt from the wire (it may come from a .env the recorder never read) and removed where
+    else it shows up."""
+    scripted_api.play({"turns": [{"text": "Hi."}]})
+    proxy = RecordingProxy(scripted_api.start(), set())
+    message = {"role": "user", "content": f"my key is {KEY}"}
+    body = {"model": "m", "max_tokens": 10, "messages": [message]}
+    headers = {
+        "x-api-key": KEY,
+        "cookie": f"session={TOKEN}",
+        "anthropic-version": "2023-06-01",
+        "content-type": "application/json",
+    }
+    request = urllib.request.Request(
+        proxy.start() + "/v1/messages", json.dumps(body).encode(), headers
+    )
+    with urllib.request.urlopen(request) as reply:
+        assert reply.status == 200
+    proxy.stop()
+    out = tmp_path / "session.jsonl"
+    write_recording(out, {"kind": "header"}, proxy.exchanges, proxy.secrets)
+    text = out.read_text(encoding="utf-8")
+    assert '"anthropic-version": "2023-06-01"' in text  # headers are kept, but not these:
+    assert f"my key is {KEY_REMOVED}" in text
+    assert KEY not in text
+    assert TOKEN not in text
+    assert "x-api-key" not in text
+    assert "cookie" not in text
 
 
 def test_a_key_that_enters_the_conversation_is_replaced_everywhere(scripted_api, tmp_path):
