@@ -287,6 +287,28 @@ def test_requests_are_matched_by_conversation_not_by_their_place_in_the_file():
     assert '+          "content": "nothing found",' in difference
 
 
+def two_calls_answered(ids: tuple[str, str], answered: tuple[str, str], clock: str) -> dict:
+    """A request whose last two messages are two tool calls and their results, in order."""
+    calls = [{"type": "tool_use", "id": call_id, "name": "bash", "input": {}} for call_id in ids]
+    outputs = [f"built at 2026-11-24 {clock}", "tests pass"]
+    results = [
+        {"type": "tool_result", "tool_use_id": call_id, "content": output}
+        for call_id, output in zip(answered, outputs, strict=True)
+    ]
+    assistant = {"role": "assistant", "content": calls}
+    return {"messages": [assistant, {"role": "user", "content": results}]}
+
+
+def test_ids_and_clock_times_are_masked_but_a_result_given_to_the_wrong_call_differs():
+    ids = ("toolu_01A", "toolu_01B")
+    recorded = two_calls_answered(ids, ids, "10:31:02")
+    other_ids = ("toolu_09X", "toolu_09Y")
+    another_run = two_calls_answered(other_ids, other_ids, "08:00:59")
+    swapped = two_calls_answered(ids, ("toolu_01B", "toolu_01A"), "10:31:02")
+    assert replay.comparable(another_run, []) == replay.comparable(recorded, [])
+    assert replay.comparable(swapped, []) != replay.comparable(recorded, [])
+
+
 def test_parallel_replies_go_out_in_the_recorded_order_whoever_asks_first():
     """Two subagents: the one that asked first finished last. Its thread asks first here too,
     and still gets its events only after the other's."""
