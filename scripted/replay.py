@@ -46,8 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from scripted import ROOT
+from scripted.models import MODELS
 from scripted.record import FORMAT, Exchange, json_or_text, run_script
-from scripted.rules import validate_request
+from scripted.rules import cache_breakpoint_errors, model_errors, validate_request
 from scripted.server import loopback_env
 
 # -- configuration --
@@ -493,13 +494,15 @@ def replay_session(
 
 
 def check_rules(recording: Recording) -> list[str]:
-    """Where scripted/rules.py and the API that answered disagree, one line each."""
+    """Where our rules and the API that answered disagree, one line each. Our rules here are
+    those of scripted/rules.py and the model table of scripted/models.py; what the scripted
+    server checks against its own state (its signatures, its paused replies) cannot apply to
+    another server's replies."""
     problems = []
     for exchange in recording.exchanges:
         if (exchange.method, exchange.path.split("?")[0]) != ("POST", MESSAGES):
             continue
-        body = exchange.body
-        errors = validate_request(body) if isinstance(body, dict) else ["not a JSON object"]
+        errors = rule_errors(exchange.body)
         if "anthropic-version" not in exchange.headers:
             errors.append("anthropic-version: header is required")
         if errors and exchange.status == 200:
@@ -514,6 +517,18 @@ def check_rules(recording: Recording) -> list[str]:
                 f"request {exchange.number}: {error.get('message', 'HTTP 400')}"
             )
     return problems
+
+
+def rule_errors(body: Any) -> list[str]:
+    if not isinstance(body, dict):
+        return ["request body must be a JSON object"]
+    errors = validate_request(body)
+    if errors:
+        return errors  # the rules below assume a well-formed request
+    model = MODELS.get(body["model"])
+    if model is None:
+        return [f"model: {body['model']!r} is not in scripted/models.py"]
+    return model_errors(body, model) + cache_breakpoint_errors(body)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -89,7 +89,7 @@ def record(
     runner = InProcess()
     env = {**os.environ, credential: KEY}
     if credential != "ANTHROPIC_API_KEY":
-        env.pop("ANTHROPIC_API_KEY", None)
+        env["ANTHROPIC_API_KEY"] = None  # the in-process runner unsets it for the script
     code = record_session(
         version, out, workdir, task, scripted_api.start(), env, piped=typed, run=runner
     )
@@ -129,9 +129,10 @@ def test_the_header_says_model_sdk_date_and_what_was_asked(scripted_api, tmp_pat
     out, _, workdir = record(
         scripted_api, tmp_path, "v1", "say hello", credential="ANTHROPIC_AUTH_TOKEN"
     )
-    assert KEY not in out.read_text(encoding="utf-8")  # the token went as the credential
+    assert scripted_api.requests[0].headers["authorization"] == f"Bearer {KEY}"  # on the wire
+    assert KEY not in out.read_text(encoding="utf-8")  # not in the file
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
-    assert header["model"] == "claude-sonnet-5"
+    assert header["model"] == scripted_api.requests[0].body["model"]
     assert header["sdk"].startswith("anthropic-python 2.")
     assert header["date"] == time.strftime("%Y-%m-%d")
     assert header["task"] == "say hello"
@@ -190,7 +191,7 @@ def test_no_header_that_authenticates_is_written_whatever_the_client_sends(
     scripted_api.play({"turns": [{"text": "Hi."}]})
     proxy = RecordingProxy(scripted_api.start(), set())
     message = {"role": "user", "content": f"my key is {KEY}"}
-    body = {"model": "m", "max_tokens": 10, "messages": [message]}
+    body = {"model": "claude-sonnet-5-5", "max_tokens": 10, "messages": [message]}
     headers = {
         "x-api-key": KEY,
         "cookie": f"session={TOKEN}",
