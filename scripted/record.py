@@ -175,23 +175,30 @@ class Exchange:
         return lines
 
 
-class RecordingProxy:
-    """Passes each request on to the upstream API and each reply back, byte for byte as it
-    comes, keeping a copy of both. Subagents send requests in parallel: each is numbered as it
-    arrives and recorded on its own, so every exchange stays whole."""
+class ProxyHandler(BaseHTTPRequestHandler):
+    server_version = "recording-proxy"
 
-    def __init__(self, upstream: str, secrets: set[str]) -> None:
-        self.upstream = upstream.rstrip("/")
-        self.secrets = secrets  # grows with every key the script sends
-        self.exchanges: list[Exchange] = []
-        self._lock = threading.Lock()
-        self._began = time.monotonic()
-        self._httpd: ThreadingHTTPServer | None = None
+    def do_POST(self) -> None:
+        self.server.owner.relay(self)
+
+    do_GET = do_PUT = do_DELETE = do_POST  # the SDK's other endpoints pass through as well
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the recording is the log; lines on stderr would break into the agent's screen
+
+
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1, on a free port, serving in the background: the
+    recording proxy, and the replay server. Its `handler` reaches it as self.server.owner."""
+
+    handler: type[BaseHTTPRequestHandler]
+    _httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> str:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), ProxyHandler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler)
         self._httpd.daemon_threads = True
-        self._httpd.proxy = self
+        self._httpd.owner = self
+        # A short poll: stop() waits for the loop to notice, up to one interval.
         serve = functools.partial(self._httpd.serve_forever, poll_interval=0.05)
         threading.Thread(target=serve, daemon=True).start()
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
@@ -200,6 +207,21 @@ class RecordingProxy:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+
+
+class RecordingProxy(LoopbackServer):
+    """Passes each request on to the upstream API and each reply back, byte for byte as it
+    comes, keeping a copy of both. Subagents send requests in parallel: each is numbered as it
+    arrives and recorded on its own, so every exchange stays whole."""
+
+    handler = ProxyHandler
+
+    def __init__(self, upstream: str, secrets: set[str]) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.secrets = secrets  # grows with every key the script sends
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Lock()
+        self._began = time.monotonic()
 
     def clock(self) -> float:
         return round(time.monotonic() - self._began, 3)
@@ -295,18 +317,6 @@ class RecordingProxy:
         handler.send_header("content-length", str(len(payload)))
         handler.end_headers()
         handler.wfile.write(payload)
-
-
-class ProxyHandler(BaseHTTPRequestHandler):
-    server_version = "recording-proxy"
-
-    def do_POST(self) -> None:
-        self.server.proxy.relay(self)
-
-    do_GET = do_PUT = do_DELETE = do_POST  # the SDK's other endpoints pass through as well
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the recording is the log; lines on stderr would break into the agent's screen
 
 
 # -- what the header says --

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import copy
 import difflib
-import functools
 import json
 import os
 import re
@@ -41,13 +40,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from scripted import ROOT
 from scripted.models import MODELS
-from scripted.record import FORMAT, Exchange, json_or_text, run_script
+from scripted.record import FORMAT, Exchange, LoopbackServer, json_or_text, run_script
 from scripted.rules import cache_breakpoint_errors, model_errors, validate_request
 from scripted.server import loopback_env
 
@@ -316,8 +315,23 @@ class Turnstile:
         self._changed.notify_all()
 
 
-class ReplayServer:
-    """Answers each request with the recorded reply, or holds it and says where it differs."""
+class ReplayHandler(BaseHTTPRequestHandler):
+    server_version = "replay-server"
+
+    def do_POST(self) -> None:
+        self.server.owner.answer(self)
+
+    do_GET = do_PUT = do_DELETE = do_POST
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the screen belongs to the script
+
+
+class ReplayServer(LoopbackServer):
+    """Answers each request with the recorded reply; from the first request that differs from
+    the recording on, an error instead."""
+
+    handler = ReplayHandler
 
     def __init__(self, recording: Recording, workdir: Path, max_pause: float) -> None:
         self.playback = Playback(recording, workdir)
@@ -325,20 +339,6 @@ class ReplayServer:
         self.difference = ""  # the first request that differed, as a diff
         self.ended_early = False  # the script sent a request the recording has no reply to
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-
-    def start(self) -> str:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), ReplayHandler)
-        self._httpd.daemon_threads = True
-        self._httpd.replay = self
-        serve = functools.partial(self._httpd.serve_forever, poll_interval=0.05)
-        threading.Thread(target=serve, daemon=True).start()
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         raw = handler.rfile.read(int(handler.headers.get("content-length") or 0))
@@ -415,18 +415,6 @@ def answer_stopped(handler: BaseHTTPRequestHandler, ended: bool) -> None:
     handler.send_header("content-length", str(len(payload)))
     handler.end_headers()
     handler.wfile.write(payload)
-
-
-class ReplayHandler(BaseHTTPRequestHandler):
-    server_version = "replay-server"
-
-    def do_POST(self) -> None:
-        self.server.replay.answer(self)
-
-    do_GET = do_PUT = do_DELETE = do_POST
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the screen belongs to the script
 
 
 # -- running a replay --
