@@ -76,6 +76,9 @@ class Prompt:
         while lines[-1].endswith("\\"):
             lines[-1] = lines[-1][:-1]
             lines.append(read_line())
+        # A pipe does not echo: the message is shown as a terminal shows what is typed, so a
+        # replayed session (python -m scripted.demo --replay) reads like the one recorded.
+        self.screen.write("\n... ".join(lines) + "\n")
         return "\n".join(lines).strip()
 
 

@@ -156,7 +156,9 @@ def test_messages_typed_at_the_prompt_are_replayed_as_typed(scripted_api, tmp_pa
     out, recorded, workdir = record(scripted_api, tmp_path, "v1", None, typed)
     code, shown = replayed(out, tmp_path / "replay")
     assert code == 0, shown
-    assert "Bye." in shown
+    # A pipe does not echo, so the prompt shows each message as a terminal would have.
+    assert "you> first message\nHello." in shown
+    assert "you> the second, \n... over two\n... lines\nBye." in shown
     assert screen(shown, tmp_path / "replay") == screen(recorded, workdir)
 
 
