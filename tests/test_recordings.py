@@ -124,6 +124,26 @@ def test_a_recorded_session_replays_offline_to_the_same_screen(version, scripted
         assert f'"{header}"' not in text.lower()
 
 
+def test_an_error_a_broken_stream_and_the_retries_replay_as_they_happened(scripted_api, tmp_path):
+    """The SDK retries a 529; the script retries a stream that broke off. Each retry sends the
+    same request again, and gets the reply recorded for it, in turn."""
+    broken = {"status": 529, "midstream": True}
+    scripted_api.play(
+        {
+            "turns": [
+                {"error": {"status": 529, "message": "overloaded", "retry_after_ms": 5}},
+                {"text": "This reply breaks off halfway through.", "error": broken},
+                {"text": "Hello after two retries."},
+            ]
+        }
+    )
+    out, recorded, workdir = record(scripted_api, tmp_path, "v1", "hi")
+    code, shown = replayed(out, tmp_path / "replay")
+    assert code == 0, shown
+    assert "Hello after two retries." in shown
+    assert screen(shown, tmp_path / "replay") == screen(recorded, workdir)
+
+
 def test_the_header_says_model_sdk_date_and_what_was_asked(scripted_api, tmp_path, capsys):
     scripted_api.play({"turns": [{"text": "Hello."}]})
     out, _, workdir = record(
