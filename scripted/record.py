@@ -109,7 +109,8 @@ class EventReader:
         events = []
         while "\n\n" in self.pending:
             block, self.pending = self.pending.split("\n\n", 1)
-            name, data = "message", []
+            name = "message"  # the SSE default, for an event without an event: line
+            data = []
             for line in block.split("\n"):
                 if line.startswith("event:"):
                     name = line.removeprefix("event:").strip()
@@ -276,13 +277,15 @@ class RecordingProxy(LoopbackServer):
             reply.close()
 
     def pass_on(self, handler: BaseHTTPRequestHandler, exchange: Exchange, reply: Any) -> None:
-        exchange.status, exchange.reply_at = reply.status, self.clock()
+        exchange.status = reply.status
+        exchange.reply_at = self.clock()
         headers = {name.lower(): value for name, value in reply.headers.items()}
         exchange.reply_headers = {
             name: value for name, value in headers.items() if name in REPLY_HEADERS_KEPT
         }
         handler.send_response(reply.status)
         for name, value in headers.items():
+            # send_response() has written this server's own date and server lines
             if name not in HOP_BY_HOP and name not in ("date", "server"):
                 handler.send_header(name, value)
         if not headers.get("content-type", "").startswith("text/event-stream"):
@@ -310,7 +313,9 @@ class RecordingProxy(LoopbackServer):
         message = f"recording proxy: {self.upstream} did not answer: {error}"
         body = {"type": "error", "error": {"type": "api_error", "message": message}}
         payload = json.dumps(body).encode()
-        exchange.status, exchange.reply_at, exchange.reply_body = 502, self.clock(), body
+        exchange.status = 502
+        exchange.reply_at = self.clock()
+        exchange.reply_body = body
         exchange.reply_headers = {"content-type": "application/json"}
         handler.send_response(502)
         handler.send_header("content-type", "application/json")
@@ -341,7 +346,9 @@ def settings_read_by(script: Path, env: dict) -> dict[str, str]:
 def folder_files(workdir: Path) -> tuple[dict[str, str] | None, list[str]]:
     """The work folder's text files as they are before the session, by relative path, and what
     was left out. None if the folder is too big to keep: the replay then needs --workdir."""
-    files, left_out, total = {}, [], 0
+    files: dict[str, str] = {}
+    left_out: list[str] = []
+    total = 0  # bytes
     for path in sorted(workdir.rglob("*")):
         relative = path.relative_to(workdir)
         if set(relative.parts) & FOLDERS_LEFT_OUT or not path.is_file() or path.is_symlink():

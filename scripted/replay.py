@@ -101,7 +101,8 @@ def load_recording(path: str | Path) -> Recording:
             continue
         exchange = exchanges[number]
         if line["kind"] == "reply":
-            exchange.status, exchange.reply_at = line["status"], line["at"]
+            exchange.status = line["status"]
+            exchange.reply_at = line["at"]
             exchange.reply_headers = line["headers"]
         elif line["kind"] == "event":
             exchange.events.append({key: line[key] for key in ("at", "event", "data")})
@@ -337,7 +338,7 @@ class ReplayServer(LoopbackServer):
         self.playback = Playback(recording, workdir)
         self.turnstile = Turnstile(recording, max_pause)
         self.difference = ""  # the first request that differed, as a diff
-        self.ended_early = False  # the script sent a request the recording has no reply to
+        self.ended_early = False  # a request came that the recording has no reply to
         self._lock = threading.Lock()
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
