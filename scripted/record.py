@@ -1,4 +1,4 @@
-"""Record a session with Claude once, to replay it offline later: no key, no network.
+"""Record a session with Claude once, to replay it later offline, with no key and no network.
 
     python -m scripted.record v3 "Add a 10% discount"   # one task, then exit
     python -m scripted.record v1 --workdir proj         # interactive: type at the prompt as usual
@@ -539,7 +539,7 @@ def record_demo(version: str, out: Path, workdir: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m scripted.record", description=__doc__.splitlines()[0]
     )
     parser.add_argument("version", choices=SCRIPTS, help="which script to run")
     parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")

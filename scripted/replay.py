@@ -522,7 +522,7 @@ def rule_errors(body: Any) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m scripted.replay", description=__doc__.splitlines()[0]
     )
     parser.add_argument("files", nargs="+", type=Path, help="recordings (.jsonl)")
     parser.add_argument(
