@@ -12,7 +12,7 @@
 The script runs unchanged, as a subprocess; only its ANTHROPIC_BASE_URL points at the proxy.
 The file is JSON Lines, one object a line. First a header: the model, the SDK version, the date,
 the task or the messages typed at the prompt, the settings the script read, and the files of the
-work folder as they were at the start (the replay starts from the same files). Then each
+work directory as they were at the start (the replay starts from the same files). Then each
 exchange whole, in the order the requests arrived: the request, the reply's status, then every
 event of the stream with its time in seconds since the session began.
 
@@ -85,7 +85,7 @@ HOP_BY_HOP = {
     "accept-encoding",
 }
 UPSTREAM_TIMEOUT = 600  # seconds the upstream may stay silent: a model may think for minutes
-# The work folder is copied into the file only while it is small and plain: a replay starts from
+# The work directory is copied into the file only while it is small and plain: a replay starts from
 # it. Folders a project regenerates, and files that hold secrets by convention, are left out.
 FOLDER_FILE_LIMIT = 200
 FOLDER_BYTE_LIMIT = 1_000_000
@@ -344,7 +344,7 @@ def settings_read_by(script: Path, env: dict) -> dict[str, str]:
 
 
 def folder_files(workdir: Path) -> tuple[dict[str, str] | None, list[str]]:
-    """The work folder's text files as they are before the session, by relative path, and what
+    """The work directory's text files as they are before the session, by relative path, and what
     was left out. None if the folder is too big to keep: the replay then needs --workdir."""
     files: dict[str, str] = {}
     left_out: list[str] = []

@@ -9,10 +9,10 @@
                                                         ▼
                                   the recorded reply, event by event, in the recorded order
 
-The script runs unchanged, as a subprocess, in a work folder that starts with the files the
+The script runs unchanged, as a subprocess, in a work directory that starts with the files the
 recording kept, and gets the task or the typed messages the session had. Each request it sends is
 matched to the recorded exchange of the same conversation (the same first message), not by its
-place in the file: parallel subagents may ask in another order. The work folder's path, ids and
+place in the file: parallel subagents may ask in another order. The work directory's path, ids and
 clock times are masked before comparing: they differ from run to run. The first request that
 differs stops the replay: it and every request after it get an error instead of a reply, which
 ends the script's turn, and when the script ends the two requests are shown as a diff of their
@@ -422,7 +422,7 @@ def answer_stopped(handler: BaseHTTPRequestHandler, ended: bool) -> None:
 
 
 def starting_folder(recording: Recording, workdir: Path) -> None:
-    """Put the files the recording kept into the work folder, as they were at the start."""
+    """Put the files the recording kept into the work directory, as they were at the start."""
     for name, content in (recording.header.get("files") or {}).items():
         target = workdir / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -455,7 +455,8 @@ def replay_session(
         flush=True,
     )
     if header["files"] is None:
-        print("[replay: the recording kept no copy of its work folder; see --workdir]", flush=True)
+        missing = "[replay: the recording kept no copy of its work directory; see --workdir]"
+        print(missing, flush=True)
     task = [header["task"]] if header["task"] else []
     try:
         code = run(

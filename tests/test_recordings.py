@@ -60,7 +60,7 @@ class InProcess:
 
 def screen(output: str, workdir: Path) -> str:
     """What the screen showed, with what differs between two runs evened out as the docs'
-    transcripts do: the work folder, a subagent's time, the order in which parallel threads
+    transcripts do: the work directory, a subagent's time, the order in which parallel threads
     print their first lines."""
     return steady(output.replace(str(workdir), "<workdir>"))
 
@@ -82,7 +82,7 @@ def record(
     credential: str = "ANTHROPIC_API_KEY",
 ):
     """Record the version through the proxy, the scripted server as the upstream, with KEY as
-    the credential; the file, what the script printed, and the work folder."""
+    the credential; the file, what the script printed, and the work directory."""
     out = tmp_path / "session.jsonl"
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
@@ -238,7 +238,7 @@ def test_no_header_that_authenticates_is_written_whatever_the_client_sends(
 
 
 def test_a_key_that_enters_the_conversation_is_replaced_everywhere(scripted_api, tmp_path):
-    """The model reads a file that holds the key: it is in the work folder's copy and in a tool
+    """The model reads a file that holds the key: it is in the work directory's copy and in a tool
     result. Both are replaced, and the replay still matches, since it starts from the copy."""
     starting_project(tmp_path / "work", {"notes.txt": f"token={KEY}\n"})
     scripted_api.play(
