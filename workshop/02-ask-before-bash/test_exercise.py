@@ -8,9 +8,11 @@ README.md), and its failure says what is missing.
 
 import pytest
 
-LONG_COMMAND = (
-    "echo start > made.txt && echo a line long enough to need more than one row of the terminal "
-    "to show it >> made.txt && echo the-end-of-the-command"
+LONG_COMMAND = (  # 400 characters, its end the part that matters: a question cut to fit a
+    # terminal row, or at 200 or 300 characters, hides it
+    "echo start > made.txt && "
+    + " && ".join(f"echo line {n} of a long generated script >> made.txt" for n in range(1, 8))
+    + " && echo the-end-of-the-command"
 )
 
 
@@ -153,7 +155,11 @@ def test_rule6_the_file_tools_do_not_ask(scripted_api, agent, user, tmp_path):
             "turns": [
                 {
                     "tool_calls": [
-                        {"name": "write_file", "input": {"path": "a.txt", "content": "1"}},
+                        {"name": "write_file", "input": {"path": "a.txt", "content": "one\n"}},
+                        {
+                            "name": "edit_file",
+                            "input": {"path": "a.txt", "old_text": "one", "new_text": "two"},
+                        },
                         {"name": "read_file", "input": {"path": "a.txt"}},
                     ]
                 },
@@ -161,8 +167,11 @@ def test_rule6_the_file_tools_do_not_ask(scripted_api, agent, user, tmp_path):
             ]
         }
     )
-    assert agent.run_turn([], "write and read a file") == 0
+    assert agent.run_turn([], "write, edit and read a file") == 0
     assert user.questions == [], (
-        f"rule 6: only bash asks; write_file and read_file asked {user.questions}"
+        f"rule 6: only bash asks; write_file, edit_file and read_file asked {user.questions}"
     )
-    assert not any(result["is_error"] for result in results_of(scripted_api))
+    failed = [result["content"] for result in results_of(scripted_api) if result["is_error"]]
+    assert not failed and (tmp_path / "a.txt").read_text() == "two\n", (
+        f"rule 6: write_file, edit_file and read_file must run as before; they failed: {failed}"
+    )
