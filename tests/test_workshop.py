@@ -10,7 +10,8 @@ includes workshop/). Here each exercise runs again, in this process (pytester), 
   participants break it. Only the tests of that rule run (test_rule<N>_...), up to the first
   failure, which must name the rule;
 - every right solution in workshop/<exercise>/right/: another correct solution the README allows,
-  which must pass every test.
+  worded or built differently for the rules its name starts with, which must pass every test.
+Every rule has at least one of each.
 
 The inner runs are cheap: the SDK is imported once, here, and not again in each run (pytester
 forgets the modules a run imports), and the captured logs and long tracebacks are left out.
@@ -18,6 +19,7 @@ forgets the modules a run imports), and the captured logs and long tracebacks ar
 
 import difflib
 import re
+import sys
 
 import anthropic  # noqa: F401 - imported once for all inner runs, see above
 import jsonschema  # noqa: F401
@@ -31,7 +33,9 @@ from workshop.reference import (
     DiffDoesNotApply,
     apply_diff,
     build_variant,
+    main,
     rule_of,
+    rules_of,
     variants,
 )
 
@@ -93,7 +97,7 @@ def readme_rules(exercise: str, readme: str) -> list[int]:
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_every_rule_of_a_readme_has_a_test_and_a_wrong_solution(exercise):
+def test_every_rule_of_a_readme_has_a_test_a_wrong_and_a_right_solution(exercise):
     rules = readme_rules(exercise, "README.md")
     assert rules == list(range(1, len(rules) + 1)) and rules, f"{exercise}: rules {rules}"
     assert readme_rules(exercise, "README_ja.md") == rules, f"{exercise}: README_ja.md differs"
@@ -102,8 +106,12 @@ def test_every_rule_of_a_readme_has_a_test_and_a_wrong_solution(exercise):
         for number in RULE_TEST.findall((WORKSHOP / exercise / "test_exercise.py").read_text())
     }
     broken = {rule_of(wrong) for wrong in variants(exercise, "wrong")}
+    other_ways = {rule for right in variants(exercise, "right") for rule in rules_of(right)}
     assert tested == set(rules), f"{exercise}: rules {rules}, tests for {sorted(tested)}"
     assert broken == set(rules), f"{exercise}: rules {rules}, wrong solutions for {sorted(broken)}"
+    assert other_ways == set(rules), (
+        f"{exercise}: rules {rules}, right solutions for {sorted(other_ways)}"
+    )
     assert len(variants(exercise, "wrong")) >= 4
 
 
@@ -154,6 +162,24 @@ def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_pat
     (tmp_path / "script.py").write_text("\n".join(base).replace("line 10", "line ten") + "\n")
     with pytest.raises(DiffDoesNotApply, match="script.py: the lines of hunk @@ -8,6 \\+8,7 @@"):
         apply_diff(diff, tmp_path)
+
+
+def test_the_reference_tool_starts_from_an_empty_folder_and_empties_only_its_own(
+    tmp_path, monkeypatch, capsys
+):
+    folder = tmp_path / "solution"
+    for variant in ("right/1-2-3-4-5-a-migration-skill", None):  # the second has no db-migration
+        arguments = ["06-your-own-skill", str(folder)] + (["--variant", variant] if variant else [])
+        monkeypatch.setattr(sys, "argv", ["workshop.reference", *arguments])
+        assert main() == 0
+    assert sorted(path.name for path in (folder / "skills").iterdir()) == ["changelog-entry"]
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    monkeypatch.setattr(sys, "argv", ["workshop.reference", "01-search-tool", str(other)])
+    with pytest.raises(SystemExit, match="is not empty"):
+        main()
+    assert (other / "keep.txt").read_text() == "mine"
 
 
 def test_a_diff_can_create_files_in_new_folders(tmp_path):
