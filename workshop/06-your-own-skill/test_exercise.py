@@ -15,9 +15,10 @@ SHIPPED = {path.name for path in (ROOT / "skills").iterdir() if path.is_dir()}
 MENTIONED_FILE = re.compile(
     r"\b(?:references|assets|scripts)/[\w./-]*\w"
 )  # references/sections.md, ...
-# "when" or "whenever" as a word; in Japanese とき (not ときどき, "sometimes"), 場合, and 時 or 際
-# where they mean "when": followed by a particle (頼まれた時に, リリースの際に), but not in words such
-# as 時間 (time), 同時に (at once), 日時 (date), 一時 (for a while), 実際に (in fact) or 国際 (international).
+# "when" or "whenever" as a word; in Japanese とき (not ときどき, "sometimes"), 場合, and
+# 時 or 際 where they mean "when": followed by a particle (頼まれた時に, リリースの際に).
+# Not in words such as 時間 (time), 同時に (at once), 日時 (date), 一時 (for a while),
+# 実際に (in fact) or 国際 (international).
 WHEN = re.compile(
     r"\bwhen(?:ever)?\b|とき(?!どき)|場合"
     r"|(?<![同日当常随臨定毎一瞬即何暫])時(?=[にはもや、,。]|$)"
