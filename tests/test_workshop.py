@@ -189,19 +189,21 @@ def test_a_diff_can_create_files_in_new_folders(tmp_path):
     assert (tmp_path / "skills" / "new" / "SKILL.md").read_text() == "---\nname: new\n"
 
 
-TRAINER_ROW = re.compile(r"^\| (\d) \| [^|]+ \| (\d+) \| (\d+) \|", re.MULTILINE)
+TRAINER_ROW = re.compile(r"^\| (\d) \| [^|]+ \| (\d+) \| (\d+) \| (\d+) \|", re.MULTILINE)
 
 
 @pytest.mark.parametrize("language", ["docs_en", "docs_ja"])
-def test_the_trainer_notes_give_each_exercises_rules_and_wrong_solutions(language):
+def test_the_trainer_notes_give_each_exercises_rules_and_solutions(language):
     text = (ROOT / language / "trainer.md").read_text(encoding="utf-8")
     stated = {
-        int(number): (int(rules), int(wrong)) for number, rules, wrong in TRAINER_ROW.findall(text)
+        int(number): tuple(int(count) for count in counts)
+        for number, *counts in TRAINER_ROW.findall(text)
     }
     actual = {
         int(exercise[:2]): (
             len(readme_rules(exercise, "README.md")),
             len(variants(exercise, "wrong")),
+            len(variants(exercise, "right")),
         )
         for exercise in EXERCISES
     }

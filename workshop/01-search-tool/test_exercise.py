@@ -27,12 +27,12 @@ def search_tool_required(agent, rule: int) -> None:
     tools = {tool["name"]: tool for tool in agent.TOOLS}
     assert "search" in tools and "search" in agent.TOOL_HANDLERS, (
         f"rule {rule}: this rule is checked on what the search tool returns, and the script has "
-        "no search tool yet: start with rule 1 (a `search` entry in TOOLS and in TOOL_HANDLERS)"
+        "no search tool yet: see rule 1 first (a `search` entry in TOOLS and in TOOL_HANDLERS)"
     )
     required = tools["search"]["input_schema"].get("required", [])
     assert set(required) <= {"pattern"}, (
         f"rule {rule}: this rule is checked by calling search with a pattern alone, which its "
-        f"schema refuses (it requires {required}): see rule 1, only pattern may be required"
+        f"schema refuses (it requires {required}): see rule 1 first, only pattern may be required"
     )
 
 
