@@ -13,7 +13,7 @@ import pytest
 
 from tests.agents import call_tool
 
-MATCH_LINE = re.compile(r"(.+?):(\d+):")  # the 'path:N:' that starts a line of rule 2's form
+MATCH_LINE = re.compile(r"([\w./\\-][^:\"']*?):(\d+):")  # the 'path:N:' starting a rule 2 line
 
 
 def search(api, agent, **tool_input) -> dict:
