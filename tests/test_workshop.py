@@ -10,7 +10,8 @@ includes workshop/). Here each exercise runs again, in this process (pytester), 
   participants break it. Only the tests of that rule run (test_rule<N>_...), up to the first
   failure, which must name the rule;
 - every right solution in workshop/<exercise>/right/: another correct solution the README allows,
-  which must pass every test.
+  worded or built differently for the rules its name starts with, which must pass every test.
+Every rule has at least one of each.
 
 The inner runs are cheap: the SDK is imported once, here, and not again in each run (pytester
 forgets the modules a run imports), and the captured logs and long tracebacks are left out.
@@ -18,6 +19,7 @@ forgets the modules a run imports), and the captured logs and long tracebacks ar
 
 import difflib
 import re
+import sys
 
 import anthropic  # noqa: F401 - imported once for all inner runs, see above
 import jsonschema  # noqa: F401
@@ -31,7 +33,9 @@ from workshop.reference import (
     DiffDoesNotApply,
     apply_diff,
     build_variant,
+    main,
     rule_of,
+    rules_of,
     variants,
 )
 
@@ -93,7 +97,7 @@ def readme_rules(exercise: str, readme: str) -> list[int]:
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_every_rule_of_a_readme_has_a_test_and_a_wrong_solution(exercise):
+def test_every_rule_of_a_readme_has_a_test_a_wrong_and_a_right_solution(exercise):
     rules = readme_rules(exercise, "README.md")
     assert rules == list(range(1, len(rules) + 1)) and rules, f"{exercise}: rules {rules}"
     assert readme_rules(exercise, "README_ja.md") == rules, f"{exercise}: README_ja.md differs"
@@ -102,8 +106,12 @@ def test_every_rule_of_a_readme_has_a_test_and_a_wrong_solution(exercise):
         for number in RULE_TEST.findall((WORKSHOP / exercise / "test_exercise.py").read_text())
     }
     broken = {rule_of(wrong) for wrong in variants(exercise, "wrong")}
+    other_ways = {rule for right in variants(exercise, "right") for rule in rules_of(right)}
     assert tested == set(rules), f"{exercise}: rules {rules}, tests for {sorted(tested)}"
     assert broken == set(rules), f"{exercise}: rules {rules}, wrong solutions for {sorted(broken)}"
+    assert other_ways == set(rules), (
+        f"{exercise}: rules {rules}, right solutions for {sorted(other_ways)}"
+    )
     assert len(variants(exercise, "wrong")) >= 4
 
 
@@ -156,6 +164,24 @@ def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_pat
         apply_diff(diff, tmp_path)
 
 
+def test_the_reference_tool_starts_from_an_empty_folder_and_empties_only_its_own(
+    tmp_path, monkeypatch, capsys
+):
+    folder = tmp_path / "solution"
+    for variant in ("right/1-2-3-4-5-a-migration-skill", None):  # the second has no db-migration
+        arguments = ["06-your-own-skill", str(folder)] + (["--variant", variant] if variant else [])
+        monkeypatch.setattr(sys, "argv", ["workshop.reference", *arguments])
+        assert main() == 0
+    assert sorted(path.name for path in (folder / "skills").iterdir()) == ["changelog-entry"]
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    monkeypatch.setattr(sys, "argv", ["workshop.reference", "01-search-tool", str(other)])
+    with pytest.raises(SystemExit, match="is not empty"):
+        main()
+    assert (other / "keep.txt").read_text() == "mine"
+
+
 def test_a_diff_can_create_files_in_new_folders(tmp_path):
     apply_diff(
         "--- /dev/null\n+++ b/skills/new/SKILL.md\n@@ -0,0 +1,2 @@\n+---\n+name: new\n", tmp_path
@@ -163,19 +189,21 @@ def test_a_diff_can_create_files_in_new_folders(tmp_path):
     assert (tmp_path / "skills" / "new" / "SKILL.md").read_text() == "---\nname: new\n"
 
 
-TRAINER_ROW = re.compile(r"^\| (\d) \| [^|]+ \| (\d+) \| (\d+) \|", re.MULTILINE)
+TRAINER_ROW = re.compile(r"^\| (\d) \| [^|]+ \| (\d+) \| (\d+) \| (\d+) \|", re.MULTILINE)
 
 
 @pytest.mark.parametrize("language", ["docs_en", "docs_ja"])
-def test_the_trainer_notes_give_each_exercises_rules_and_wrong_solutions(language):
+def test_the_trainer_notes_give_each_exercises_rules_and_solutions(language):
     text = (ROOT / language / "trainer.md").read_text(encoding="utf-8")
     stated = {
-        int(number): (int(rules), int(wrong)) for number, rules, wrong in TRAINER_ROW.findall(text)
+        int(number): tuple(int(count) for count in counts)
+        for number, *counts in TRAINER_ROW.findall(text)
     }
     actual = {
         int(exercise[:2]): (
             len(readme_rules(exercise, "README.md")),
             len(variants(exercise, "wrong")),
+            len(variants(exercise, "right")),
         )
         for exercise in EXERCISES
     }

@@ -9,15 +9,17 @@ module applies it, for the tests and for a trainer who wants to read or run a so
 
 Each exercise also keeps variants of its solution, as small diffs applied on top of the reference:
 `wrong/<rule>-<mistake>.diff` breaks one rule of the exercise's README the way participants do (the
-tests must reject it, naming that rule), and `right/<name>.diff` is another correct solution the
-README allows (the tests must pass it):
+tests must reject it, naming that rule), and `right/<rules>-<name>.diff` is another correct solution
+the README allows, worded or built differently for the rules its name starts with (the tests must
+pass it):
 
     # writes /tmp/wrong/v1_basic.py: the reference with the cap applied per file
     python -m workshop.reference 01-search-tool /tmp/wrong --variant wrong/3-limit-per-file
 
 The diff is applied strictly: every line it keeps or removes must be found, in order, in the base
 script. A hunk is looked for near the line the diff names, so edits elsewhere in the base do not
-break it. """
+break it. The folder starts empty each time: a folder this tool wrote before is emptied first, and
+any other folder with files in it is refused, so one variant never inherits another's files. """
 
 import argparse
 import re
@@ -36,6 +38,7 @@ EXERCISES = {  # exercise folder: the version script it extends
     "06-your-own-skill": "v4_skills.py",
 }
 HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+MARKER = ".workshop-reference"  # in each folder main() writes: it may empty that folder next time
 
 
 class DiffDoesNotApply(Exception):
@@ -60,7 +63,18 @@ def variants(exercise: str, kind: str) -> list[str]:
 
 def rule_of(variant: str) -> int:
     """The rule a wrong solution breaks: the number its file name starts with."""
-    return int(Path(variant).name.split("-")[0])
+    return rules_of(variant)[0]
+
+
+def rules_of(variant: str) -> list[int]:
+    """The numbers a variant's file name starts with: the rule a wrong solution breaks, or the
+    rules a right one words or builds differently ("right/2-3-6-sorted-by-key": 2, 3 and 6)."""
+    rules = []
+    for part in Path(variant).name.split("-"):
+        if not part.isdigit():
+            break
+        rules.append(int(part))
+    return rules
 
 
 def build_variant(exercise: str, variant: str, folder: Path) -> Path:
@@ -147,17 +161,41 @@ def diff_path(header: str) -> str | None:
     return None if name == "/dev/null" else re.sub(r"^[ab]/", "", name)
 
 
+def empty_folder(folder: Path) -> None:
+    """Make folder an empty folder to write into: create it, or empty it if this tool wrote it
+    before. A folder with other files in it is refused, never emptied."""
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = list(folder.iterdir())
+    if entries and not (folder / MARKER).is_file():
+        raise SystemExit(
+            f"{folder} is not empty, and workshop.reference did not write it: name a new folder "
+            "or an empty one"
+        )
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    (folder / MARKER).write_text(
+        "written by python -m workshop.reference, which empties this folder on its next run\n",
+        encoding="utf-8",
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("exercise", choices=EXERCISES)
     parser.add_argument(
-        "folder", type=Path, help="where to write the solution (created if missing)"
+        "folder",
+        type=Path,
+        help="where to write the solution: a new or empty folder, or one this tool wrote before "
+        "(it is emptied first)",
     )
     parser.add_argument(
         "--variant", help="also apply one of the exercise's wrong/ or right/ diffs: wrong/3-..."
     )
     args = parser.parse_args()
-    args.folder.mkdir(parents=True, exist_ok=True)
+    empty_folder(args.folder)
     if args.variant:
         print(build_variant(args.exercise, args.variant, args.folder))
     else:

@@ -8,9 +8,11 @@ README.md), and its failure says what is missing.
 
 import pytest
 
-LONG_COMMAND = (
-    "echo start > made.txt && echo a line long enough to need more than one row of the terminal "
-    "to show it >> made.txt && echo the-end-of-the-command"
+LONG_COMMAND = (  # 400 characters, its end the part that matters: a question cut to fit a
+    # terminal row, or at 200 or 300 characters, hides it
+    "echo start > made.txt && "
+    + " && ".join(f"echo line {n} of a long generated script >> made.txt" for n in range(1, 8))
+    + " && echo the-end-of-the-command"
 )
 
 
@@ -33,6 +35,14 @@ def user(monkeypatch) -> User:
     user = User()
     monkeypatch.setattr("builtins.input", user.input)
     return user
+
+
+def asked_at_all(user: User, rule: int) -> None:
+    """Rules 2 to 5 are about the answers, so a question must have been asked (rule 1)."""
+    assert user.questions, (
+        f"rule {rule}: no bash command was asked about with input(), so the answers cannot be "
+        "checked: see rule 1 first"
+    )
 
 
 def bash(command: str) -> dict:
@@ -77,6 +87,7 @@ def test_rule2_yes_runs_this_command_and_the_next_one_is_asked_again(
         }
     )
     assert agent.run_turn([], "make two files") == 0
+    asked_at_all(user, rule=2)
     first = results_of(scripted_api)[0]
     assert (tmp_path / "one.txt").exists() and first["content"] == "made\n[exit code 0]", (
         f"rule 2: 'y' must run the command and return its output; the model got {first}"
@@ -105,6 +116,7 @@ def test_rule3_always_stops_the_questions_for_the_rest_of_the_session(
     history = []
     assert agent.run_turn(history, "make one file") == 0
     assert agent.run_turn(history, "and another") == 0
+    asked_at_all(user, rule=3)
     assert len(user.questions) == 1 and (tmp_path / "two.txt").exists(), (
         "rule 3: after 'a', later bash commands of the session must run without a question; "
         f"the questions were {user.questions}"
@@ -120,6 +132,7 @@ def test_rule4_anything_but_yes_or_always_denies(scripted_api, agent, user, tmp_
     user.answers = list(answers)
     scripted_api.play({"turns": [{"tool_calls": [bash("echo hello > made.txt")]}, {"text": "Ok."}]})
     assert agent.run_turn([], "make a file") == 0
+    asked_at_all(user, rule=4)
     (result,) = results_of(scripted_api)
     said = repr(answers[0]) if answers else "nothing (stdin closed: input() raised EOFError)"
     assert not (tmp_path / "made.txt").exists() and "denied" in result["content"].lower(), (
@@ -139,6 +152,7 @@ def test_rule5_a_denial_is_an_error_result_the_model_reads(scripted_api, agent, 
         }
     )
     assert agent.run_turn([], "make a file") == 0
+    asked_at_all(user, rule=5)
     (result,) = results_of(scripted_api)
     assert result["is_error"] and "denied" in result["content"].lower(), (
         "rule 5: a denied command's tool result must be an error (raise ToolError) that says "
@@ -153,7 +167,11 @@ def test_rule6_the_file_tools_do_not_ask(scripted_api, agent, user, tmp_path):
             "turns": [
                 {
                     "tool_calls": [
-                        {"name": "write_file", "input": {"path": "a.txt", "content": "1"}},
+                        {"name": "write_file", "input": {"path": "a.txt", "content": "one\n"}},
+                        {
+                            "name": "edit_file",
+                            "input": {"path": "a.txt", "old_text": "one", "new_text": "two"},
+                        },
                         {"name": "read_file", "input": {"path": "a.txt"}},
                     ]
                 },
@@ -161,8 +179,11 @@ def test_rule6_the_file_tools_do_not_ask(scripted_api, agent, user, tmp_path):
             ]
         }
     )
-    assert agent.run_turn([], "write and read a file") == 0
+    assert agent.run_turn([], "write, edit and read a file") == 0
     assert user.questions == [], (
-        f"rule 6: only bash asks; write_file and read_file asked {user.questions}"
+        f"rule 6: only bash asks; write_file, edit_file and read_file asked {user.questions}"
     )
-    assert not any(result["is_error"] for result in results_of(scripted_api))
+    failed = [result["content"] for result in results_of(scripted_api) if result["is_error"]]
+    assert not failed and (tmp_path / "a.txt").read_text() == "two\n", (
+        f"rule 6: write_file, edit_file and read_file must run as before; they failed: {failed}"
+    )

@@ -39,7 +39,10 @@ def saved_items(folder, rule: int):
     """The items in folder's .agent/todo.json. Its shape, {"items": [...]}, is rule 1's concern:
     the tests of the other rules take a bare list too."""
     path = folder / ".agent" / "todo.json"
-    assert path.is_file(), f"rule {rule}: there is no {path}"
+    why = "save the list after each accepted update"
+    if rule != 1:
+        why = "nothing was saved at all: see rule 1 first"
+    assert path.is_file(), f"rule {rule}: there is no {path}; {why}"
     data = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(data, list) and rule != 1:
         return data
@@ -148,7 +151,10 @@ def test_rule6_the_file_is_in_the_folder_given_with_workdir(scripted_api, script
     save(project, {"items": PLAN})
     scripted_api.play({"turns": [{"tool_calls": [todo(PLAN[:1])]}, {"text": "Ok."}]})
     done = run_in_process(script_path, "--workdir", str(project), "go on", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, (
+        f"rule 6: run with --workdir, the script ended with exit code {done.returncode}: "
+        f"{done.stderr[-1000:]}"
+    )
     assert PLAN_SUMMARY in first_message_text(scripted_api), (
         "rule 6: started with --workdir, the script must restore the todo.json in that folder; "
         "restore it when the session starts, not when the script is loaded"

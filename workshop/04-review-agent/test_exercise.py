@@ -5,11 +5,30 @@ matches the subagent's prompt (it starts with CHILD:), so a test reads both side
 was given, and what came back to the main agent. A test's name starts with the number of the rule
 it checks (test_rule3_... checks rule 3 of README.md), and its failure says what is missing. """
 
+import re
+
 import pytest
 
 from tests.agents import ROOT, load_script, results_sent
 
 READ_ONLY_TOOLS = {"read_only_bash", "read_file"}
+ASKED_FOR = {  # what rule 4 asks of the review prompt, and words that ask for it, in any case
+    "findings": re.compile(r"finding|\bissues?\b|\bproblems?\b|指摘", re.I),
+    "a place (path:line)": re.compile(
+        r"(?:path|file)\s?:\s?line|file and line|line numbers?|\blocation|場所|行番号", re.I
+    ),
+    "how serious it is": re.compile(
+        r"sever|serious|critical|\b(?:high|major|minor|blocker)\b|priorit|重大|深刻|重要度|優先度",
+        re.I,
+    ),
+    "a fix": re.compile(r"\bfix|suggest|remed|recommend|solution|修正|直し方|対処|改善", re.I),
+}
+EXAMPLES = {  # for the failure message
+    "findings": "'findings', 'issues'",
+    "a place (path:line)": "'path:line', 'file:line', 'line number', 'location'",
+    "how serious it is": "'severity', 'high/medium/low', 'critical', 'major/minor'",
+    "a fix": "'fix', 'suggest', 'recommend'",
+}
 APP = "def average(numbers):\n    return sum(numbers) / len(numbers)\n"
 FINDING = (
     "app.py:2: [medium] average([]) divides by zero - return 0.0, or raise a clear error, "
@@ -37,11 +56,18 @@ def child_requests(api) -> list:
     return [request for request in api.requests if request.track != "default"]
 
 
-def the_child(api, rule: int):
+def the_child(api, agent, rule: int):
+    """The first request of the review subagent. When there is none, the message says why: an
+    earlier rule that does not hold yet, or what the main agent got back instead."""
     children = child_requests(api)
-    assert children, (
-        f"rule {rule}: no review subagent ran; the main agent got {results_sent(api)}"
-    )
+    task_tool = [tool for tool in api.requests[0].body["tools"] if tool["name"] == "Task"]
+    offered = task_tool[0]["input_schema"]["properties"]["agent_type"]["enum"] if task_tool else []
+    why = f"the main agent got {results_sent(api)}"
+    if "review" not in agent.AGENT_TYPES:
+        why = "AGENT_TYPES has no review yet: see rule 1 first"
+    elif "review" not in offered:
+        why = "the Task tool does not offer review yet: see rule 2 first"
+    assert children, f"rule {rule}: no review subagent ran, so this rule cannot be checked: {why}"
     return children[0]
 
 
@@ -108,7 +134,7 @@ def test_rule3_a_review_subagent_gets_the_read_only_tools_and_cannot_change_a_fi
         )
     )
     assert agent.run_turn([], "review my change") == 0
-    tools = {tool["name"] for tool in the_child(scripted_api, rule=3).body["tools"]}
+    tools = {tool["name"] for tool in the_child(scripted_api, agent, rule=3).body["tools"]}
     assert tools == READ_ONLY_TOOLS, (
         f"rule 3: a review subagent gets {sorted(READ_ONLY_TOOLS)} and nothing else; it got "
         f"{sorted(tools)}"
@@ -121,19 +147,22 @@ def test_rule4_its_own_prompt_asks_for_findings_and_says_what_a_clean_result_is(
 ):
     scripted_api.play(delegate([{"text": "no findings: app.py looks fine."}]))
     assert agent.run_turn([], "review my change") == 0
-    system = the_child(scripted_api, rule=4).body["system"]
+    system = the_child(scripted_api, agent, rule=4).body["system"]
     others = [agent.AGENT_TYPES[name]["system"] for name in ("explore", "plan", "code")]
     assert system not in others, "rule 4: review needs a system prompt of its own"
     assert agent.REPORT_RULES in system, (
         "rule 4: the review prompt must include REPORT_RULES, so the subagent knows that only "
         "its final message comes back"
     )
-    lower = system.lower()
-    assert "finding" in lower.replace("no findings", "") and "line" in lower, (
-        "rule 4: the review prompt must ask for findings, one per line, each with a place "
-        f"(path:line), how serious it is, the problem and a fix: {system!r}"
+    own = system.replace(agent.REPORT_RULES, "")  # REPORT_RULES already says "line numbers"
+    asked = re.sub("no findings", "", own, flags=re.I)  # what it asks for when there are some
+    missing = [what for what, words in ASKED_FOR.items() if not words.search(asked)]
+    assert not missing, (
+        "rule 4: the review prompt must ask for findings, each with a place (path:line), how "
+        f"serious it is and a fix; nothing in it asks for {' or '.join(missing)} (words such as "
+        f"{'; '.join(EXAMPLES[what] for what in missing)}). Without REPORT_RULES it reads {own!r}"
     )
-    assert "no findings" in lower, (
+    assert "no findings" in own.lower(), (
         "rule 4: the review prompt must say to answer 'no findings' when there are none, or the "
         "subagent invents problems"
     )
@@ -152,6 +181,7 @@ def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(scripted_api, 
         )
     )
     assert agent.run_turn([], "review my change") == 0
+    the_child(scripted_api, agent, rule=5)
     (result,) = results_sent(scripted_api)
     assert not result["is_error"] and result["content"] == FINDING, (
         f"rule 5: the Task result must be the subagent's findings, unchanged: {FINDING!r}; the "
