@@ -7,6 +7,10 @@ per language, which the chapter includes:
 
     --8<-- "hood/en/v3.html"
 
+A chapter may show its first calls early and the others further down the same page, from the run
+split in two: `hood/en/v1-first.html` holds the main agent's first FIRST_CALLS calls, and
+`hood/en/v1-rest.html` the chart and the other calls, whose pointers reach back into the first.
+
 One <details> per model call, in order: the request (system, tools, messages, the other fields) as
 JSON, the reply's content blocks, its stop_reason and usage, and the request's size. Nothing needs
 JavaScript. A subagent's calls sit inside the call of the main agent whose `Task` started them.
@@ -39,10 +43,17 @@ from scripted.rules import plain_text
 
 MAIN_TRACK = "default"
 GIST_LENGTH = 64  # characters of a message's text shown in its one-line summary
+# The main agent's calls in the first part of a split run: the task, then the task sent again
+# with the first round added. Two are enough to show that the model remembers nothing.
+FIRST_CALLS = 2
 
 LABELS = {
     "en": {
         "summary": "{calls} model calls. The request grows from {first:,} to {last:,} bytes.",
+        "summary_first": (
+            "The first {shown} of {calls} model calls. The request grows from {first:,} to "
+            "{last:,} bytes."
+        ),
         "summary_subagents": (
             "{calls} model calls: {main} by the main agent, {count} by {agents} subagents. The "
             "main agent's request grows from {first:,} to {last:,} bytes; the largest request of "
@@ -79,6 +90,10 @@ LABELS = {
         "summary": (
             "モデル呼び出しは {calls} 回です。リクエストは {first:,} バイトから {last:,} バイトに"
             "増えます。"
+        ),
+        "summary_first": (
+            "{calls} 回のモデル呼び出しのうち、最初の {shown} 回です。リクエストは {first:,} "
+            "バイトから {last:,} バイトに増えます。"
         ),
         "summary_subagents": (
             "モデル呼び出しは {calls} 回です。メインエージェントが {main} 回、{agents} つの"
@@ -291,11 +306,33 @@ class Page:
         return self.text["call"].format(call.label)
 
     def render(self, main: list[Call], source: str) -> str:
-        """The fragment; `source` says where the requests were answered (source_label())."""
+        """The whole run: its summary, the chart, every call. `source` says where the requests
+        were answered (source_label())."""
+        return self.section(main, main, self.summary(main), source, chart=True)
+
+    def render_split(
+        self, main: list[Call], source: str, first: int = FIRST_CALLS
+    ) -> tuple[str, str]:
+        """The run in two parts for one page: the main agent's first calls (with their subagents),
+        then the chart and the other calls. A part sent again points back, into the first part.
+        Each part says where the requests were answered."""
+        head, tail = main[:first], main[first:]
+        summary = self.text["summary_first"].format(
+            shown=len(every_call(head)),
+            calls=len(every_call(main)),
+            first=head[0].size,
+            last=head[-1].size,
+        )
+        return (
+            self.section(main, head, summary, source, chart=False, part="first"),
+            self.section(main, tail, self.summary(main), source, chart=True, part="rest"),
+        )
+
+    def summary(self, main: list[Call]) -> str:
         calls = every_call(main)
         children = [call for call in calls if call.track != MAIN_TRACK]
         subagents = [subagent for call in main for subagent in call.subagents]
-        summary = self.text["summary_subagents" if subagents else "summary"].format(
+        return self.text["summary_subagents" if subagents else "summary"].format(
             calls=len(calls),
             main=len(main),
             count=len(children),
@@ -304,6 +341,8 @@ class Page:
             last=main[-1].size,
             largest=max([call.size for call in children], default=0),
         )
+
+    def chart(self, calls: list[Call]) -> str:
         rows = [
             Bar(
                 self.call_name(call),
@@ -313,22 +352,37 @@ class Page:
             )
             for call in calls
         ]
-        chart = bar_chart(
+        return bar_chart(
             f"hood-{self.version}-chart",
             rows,
             self.text["chart_title"].format(version=self.version),
             self.text["chart_desc"],
             pair=PAIR[self.language],
         )
-        body = "".join(self.call(call) for call in main)
+
+    def section(
+        self,
+        main: list[Call],
+        shown: list[Call],
+        summary: str,
+        source: str,
+        chart: bool,
+        part: str = "",
+    ) -> str:
+        """One <section class="hood">: `shown`, some of the main agent's calls of the run `main`.
+        data-calls is the number of calls of the whole run, in every part."""
+        figure = self.chart(every_call(main)) if chart else ""
+        body = "".join(self.call(call) for call in shown)
+        part_attribute = f' data-part="{part}"' if part else ""
         return (
             # Search would find every word of every request many times over: left out of the index.
             # A <section>, not a <div>: Material's indexer ends an exclusion at the first closing
             # tag of the same name, and the calls hold <div>s.
-            f'<section class="hood" data-version="{self.version}" data-calls="{len(calls)}" '
+            f'<section class="hood" data-version="{self.version}" '
+            f'data-calls="{len(every_call(main))}"{part_attribute} '
             'data-search-exclude="data-search-exclude">\n'
             f'<p class="hood-source">{escape(source)}</p>\n'
-            f'<p class="hood-summary">{escape(summary)}</p>\n{chart}{body}</section>\n'
+            f'<p class="hood-summary">{escape(summary)}</p>\n{figure}{body}</section>\n'
         )
 
     def call(self, call: Call) -> str:
@@ -474,8 +528,9 @@ class Page:
         )
 
 
-def hood_path(language: str, version: str) -> Path:
-    return Path("hood") / language / f"{version}.html"
+def hood_path(language: str, version: str, part: str = "") -> Path:
+    """hood/en/v1.html, the whole run; hood/en/v1-first.html and hood/en/v1-rest.html, its parts."""
+    return Path("hood") / language / (f"{version}-{part}.html" if part else f"{version}.html")
 
 
 def record_path(version: str) -> Path:
@@ -483,15 +538,18 @@ def record_path(version: str) -> Path:
 
 
 def hood_files(recordings: dict[str, list[dict]]) -> dict[Path, str]:
-    """Each version's fragment in each language, and the recordings they were made from (the
-    tests compare the two), by path under .generated/."""
+    """Each version's fragment in each language, whole and split in two, and the recordings they
+    were made from (the tests compare the two), by path under .generated/."""
     files = {}
     for version, recording in recordings.items():
         files[record_path(version)] = json.dumps(recording, indent=1, ensure_ascii=False)
+        main = call_tree(recording)
         for language in LABELS:
-            files[hood_path(language, version)] = Page(version, language).render(
-                call_tree(recording), source_label(None, language)
-            )
+            source = source_label(None, language)
+            files[hood_path(language, version)] = Page(version, language).render(main, source)
+            first, rest = Page(version, language).render_split(main, source)
+            files[hood_path(language, version, "first")] = first
+            files[hood_path(language, version, "rest")] = rest
     return files
 
 

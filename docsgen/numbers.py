@@ -10,7 +10,11 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     the models the scripted server knows      scripted/models.py: each one's cache minimum, ...
     a setting's default                       `MAX_TOKENS = int(os.environ.get("MAX_TOKENS",
                                               64_000))` gives {{ v1.MAX_TOKENS }}
-    the demo transcripts                      token counts read off what the build just ran
+    the demo transcripts                      token counts read off what the build just ran,
+                                              and how many model and tool calls the main agent
+                                              made: {{ v1.demo_calls }}, {{ v1.demo_tool_calls }}
+    "Under the hood", split                   {{ hood.first_calls }}: the calls a chapter shows
+                                              early (docsgen/hood.py's FIRST_CALLS)
     the gistdex case (Context budget)         docsgen/charts.py's GISTDEX, which its chart draws
     the diff between two versions             {{ v2.changed_lines }}: the lines of v1 that v2
                                               removes or changes, as tests/test_diff_budget.py
@@ -30,6 +34,7 @@ import sys
 from pathlib import Path
 
 from docsgen.charts import GISTDEX
+from docsgen.hood import FIRST_CALLS
 from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
 
@@ -38,6 +43,7 @@ TOKENS = re.compile(
     r"^  \[tokens: in ([\d,]+), out [\d,]+, cache write ([\d,]+), cache read ([\d,]+)\]"
 )
 CACHE_READ = re.compile(r"cache read ([\d,]+)\]")
+TOOL_CALL = re.compile(r"^> \w")  # a tool call of the main agent, as the transcript shows it
 
 
 def constant(path: Path, name: str) -> object:
@@ -255,6 +261,11 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict) -> d
     skill_files = [path for path in (ROOT / "skills").rglob("*") if path.is_file()]
     characters = sum(len(path.read_text(encoding="utf-8")) for path in skill_files)
     numbers["skills.characters"] = as_shown(round(characters, -2))  # "about 8,600"
+    numbers["hood.first_calls"] = str(FIRST_CALLS)
+    for version, transcript in transcripts.items():
+        tool_calls = [line for line in transcript.splitlines() if TOOL_CALL.match(line)]
+        numbers[f"{version}.demo_calls"] = str(len(main_agent_input(transcript)))
+        numbers[f"{version}.demo_tool_calls"] = str(len(tool_calls))
     if "v4" in transcripts:
         numbers["v4.demo_cache_read"] = CACHE_READ.findall(transcripts["v4"])[-1]
     if "v3" in transcripts:

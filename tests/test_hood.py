@@ -18,6 +18,7 @@ import anthropic
 import pytest
 
 from docsgen.charts import GISTDEX
+from docsgen.hood import FIRST_CALLS
 from docsgen.numbers import PLACEHOLDER
 from scripted import ROOT, SCRIPTS
 from scripted.demo import recording
@@ -48,9 +49,27 @@ def element_at(html: str, opening: str) -> ET.Element:
     return ET.fromstring(html[start:position])
 
 
+def hood_parts(site: Path, language: str, version: str) -> list[ET.Element]:
+    """Each <section class="hood"> of a chapter, in page order: one, or the run split in two (v1
+    shows its first calls early and the others further down)."""
+    html = html_of(site, language, f"{version}.md")
+    opening = '<section class="hood"'
+    return [element_at(html[at:], opening) for at in find_all(html, opening)]
+
+
+def find_all(text: str, part: str) -> list[int]:
+    return [match.start() for match in re.finditer(re.escape(part), text)]
+
+
 @functools.cache  # read once per run: many tests look at the same page (none changes it)
 def hood(site: Path, language: str, version: str) -> ET.Element:
-    return element_at(html_of(site, language, f"{version}.md"), '<section class="hood"')
+    """A chapter's "Under the hood" as one element, its parts joined in page order."""
+    parts = hood_parts(site, language, version)
+    whole = ET.Element("section", parts[0].attrib)
+    for part in parts:
+        assert part.get("data-calls") == parts[0].get("data-calls")
+        whole.extend(list(part))
+    return whole
 
 
 def classes(element: ET.Element) -> set[str]:
@@ -123,6 +142,26 @@ def test_every_model_call_of_the_demo_is_shown_with_the_size_the_server_measured
         record = recorded[int(call.get("data-request")) - 1]
         assert int(call.get("data-size")) == record["size"] == len(record["raw"].encode("utf-8"))
         assert call.get("data-track") == record["track"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_v1_shows_its_first_two_calls_early_and_the_others_with_the_chart_further_down(
+    built_site, language
+):
+    """The v1 chapter splits its run: the main agent's first FIRST_CALLS calls right after the
+    transcript, the chart and every other call after the code (their pointers reach back)."""
+    first, rest = hood_parts(built_site, language, "v1")
+    assert (first.get("data-part"), rest.get("data-part")) == ("first", "rest")
+    assert [int(call.get("data-request")) for call in calls_of(first)] == list(
+        range(1, FIRST_CALLS + 1)
+    )
+    assert [int(call.get("data-request")) for call in calls_of(rest)] == list(
+        range(FIRST_CALLS + 1, len(records("v1")) + 1)
+    )
+    assert not first.findall("figure") and len(rest.findall("figure")) == 1
+    shown = f"{FIRST_CALLS} of {len(records('v1'))}" if language == "en" else f"{FIRST_CALLS} 回"
+    summary = next(p for p in first.iter("p") if "hood-summary" in classes(p))
+    assert shown in summary.text
 
 
 @pytest.mark.usefixtures("built_site")  # .generated/ holds this run's build
