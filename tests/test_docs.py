@@ -417,7 +417,7 @@ def test_the_built_transcripts_hold_no_temporary_folder_and_no_clock(built_site)
 
 def test_a_section_shown_on_a_page_numbers_its_lines_as_the_file_does(built_site):
     page = html_of(built_site, "en", "v1.md")
-    at = page.index('<span class="nf">agent_loop</span>')
+    at = page.index(V1_ORDER["the real loop"])  # not the ten-line loop above it
     shown = re.findall(r'id="__codelineno-\d+-(\d+)"', page[:at])[-1]
     lines = (ROOT / "v1_basic.py").read_text(encoding="utf-8").splitlines()
     assert lines[int(shown) - 1].startswith("def agent_loop(")
@@ -487,6 +487,50 @@ def test_the_ten_line_loop_of_the_v1_chapter_runs_against_the_scripted_model(
     source = (ROOT / "examples" / "loop_essence.py").read_text(encoding="utf-8")
     essence = source.split("[start:essence]\n")[1].split("# --8<-- [end:essence]")[0]
     assert len(essence.strip().splitlines()) <= 12
+
+
+# The v1 chapter, concrete first (issue 24): what a reader meets, in this order, on the built page.
+# Each is found by its code, so the check holds in both languages.
+V1_ORDER = {
+    "the ten-line loop": '<span class="nf">agent_loop</span><span class="p">(</span>'
+    '<span class="n">client</span>',
+    "the demo's transcript": "$ python -m scripted.demo v1",
+    "the first call of the request inspector": '<details class="hood-call',
+    "the real loop": '<span class="nf">agent_loop</span><span class="p">(</span>'
+    '<span class="n">messages</span>',
+    "the stop_reason table": "<th><code>stop_reason</code></th>",
+    "the configuration": '<span class="n">load_dotenv</span>',
+}
+OPENING_WORDS = 1200  # English words before the inspector's first call; it was 2,650 (issue 24)
+OPENING_SHARE = 0.25  # of the chapter's text, in either language
+
+
+def article_text(html: str) -> str:
+    """The words of a built page's article as a reader reads them: code, charts and the requests
+    of "Under the hood" left out."""
+    article = html[html.index("<article") : html.index("</article>")]
+    article = re.sub(r"<(pre|svg|section)\b.*?</\1>", " ", article, flags=re.S)
+    return unescape(re.sub(r"<[^>]+>", " ", article))
+
+
+@pytest.mark.parametrize("language", DOCS)
+def test_the_v1_chapter_shows_the_loop_the_demo_and_two_requests_before_the_real_loop(
+    built_site, language
+):
+    html = html_of(built_site, language, "v1.md")
+    article = html[html.index("<article") :]
+    found = {what: article.find(marker) for what, marker in V1_ORDER.items()}
+    assert -1 not in found.values(), [what for what, at in found.items() if at == -1]
+    assert sorted(found, key=found.get) == list(V1_ORDER), found
+    first_call = found["the first call of the request inspector"]
+    before = article_text(article[:first_call] + "</article>")
+    whole = article_text(html)
+    if language == "en":
+        assert len(before.split()) <= OPENING_WORDS, len(before.split())
+    share = len(re.sub(r"\s", "", before)) / len(re.sub(r"\s", "", whole))
+    assert share <= OPENING_SHARE, f"{share:.0%} of the chapter comes before the first request"
+    first, rest = re.findall(r'<section class="hood"[^>]*data-part="(\w+)"', html)
+    assert (first, rest) == ("first", "rest")
 
 
 def test_the_alternate_links_name_each_language_root_on_this_copy_of_the_site(built_site):
