@@ -19,7 +19,13 @@ from urllib.parse import urljoin
 import pytest
 import yaml
 
-from docsgen.generated import SECTION_HEADING, script_sections, steady, task_call_order
+from docsgen.generated import (
+    SECTION_HEADING,
+    script_sections,
+    steady,
+    task_call_order,
+    version_diff,
+)
 from docsgen.numbers import PLACEHOLDER, changed_lines
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
@@ -130,6 +136,113 @@ def test_code_blocks_are_included_from_files_not_pasted(page):
             assert fence_language in FREE, (
                 f"```{fence_language or '(no language)'} blocks are not expected: {code}"
             )
+
+
+# -- what a chapter shows unfolded
+# ------------------------------------------------------------------------------------------
+
+
+def folded(lines: list[str]) -> list[bool]:
+    """For each line, whether it sits inside a folded note (`??? note`), which a reader opens."""
+    flags, inside = [], False
+    for line in lines:
+        if line.startswith("??? "):
+            inside = True
+        elif line.strip() and not line.startswith((" ", "\t")):
+            inside = False
+        flags.append(inside)
+    return flags
+
+
+def section_of(lines: list[str], heading: str) -> list[str]:
+    """The lines of a section: its heading, down to the next heading of its level or above."""
+    start = lines.index(heading)
+    level = len(heading) - len(heading.lstrip("#"))
+    prose_lines = set(split_fences(lines)[0])  # "#" in code is a comment, not a heading
+    for end in range(start + 1, len(lines)):
+        match = re.match(r"^(#{1,6})\s", lines[end])
+        if match and lines[end] in prose_lines and len(match[1]) <= level:
+            return lines[start:end]
+    return lines[start:]
+
+
+CHAPTERS = [page for page in PAGES if re.fullmatch(r"v\d\.md|read-only\.md", page)]
+PLUMBING_MODULE = re.compile(r'--8<-- "plumbing/\w+\.py"')
+
+
+@pytest.mark.parametrize("page", [f"{language}/{page}" for language in DOCS for page in CHAPTERS])
+def test_a_chapter_shows_the_plumbing_folded(page):
+    """What a first reading can skip is one click away, never in the way: every module of the
+    plumbing a chapter includes sits in a `??? note` (v3's sandbox once stood open, 84 lines)."""
+    language, name = page.split("/", 1)
+    lines = read_page(language, name)
+    open_modules = [
+        line.strip()
+        for line, inside in zip(lines, folded(lines), strict=True)
+        if PLUMBING_MODULE.search(line) and not inside
+    ]
+    assert open_modules == []
+
+
+READ_ONLY_SECTION = {"en": "## Read-only enforcement", "ja": "## 読み取り専用の強制"}
+READ_ONLY_WORDS = 450  # English words a reader reads in v3's section without opening a note
+READ_ONLY_CHARACTERS = 1600  # the same in Japanese, in characters (spaces left out)
+
+
+@pytest.mark.parametrize("language", DOCS)
+def test_the_v3_read_only_section_is_short_folds_its_table_and_leads_on_to_the_rest(language):
+    """v3 is about subagents: its read-only section says what a learner needs, folds the bypass
+    table and the code, and links to read-only.md, which holds the rest (and is in the nav)."""
+    section = section_of(read_page(language, "v3.md"), READ_ONLY_SECTION[language])
+    prose, _ = split_fences(section)
+    shown = [line for line, inside in zip(prose, folded(prose), strict=True) if not inside]
+    text = "\n".join(shown)
+    if language == "en":
+        assert len(text.split()) <= READ_ONLY_WORDS, len(text.split())
+    else:
+        assert len(re.sub(r"\s", "", text)) <= READ_ONLY_CHARACTERS, len(re.sub(r"\s", "", text))
+    assert not [line for line in shown if line.startswith("|")], "a table left open"
+    assert any(line.strip().startswith("| `cat a.txt > b.txt` |") for line in section)
+    assert "](read-only.md)" in text
+    config = "mkdocs.yml" if language == "en" else "mkdocs.ja.yml"
+    nav = yaml.load((ROOT / config).read_text(encoding="utf-8"), Loader=NavLoader)["nav"]
+    assert "read-only.md" in [page for entry in nav for page in entry.values()]
+
+
+class NavLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml's nav; the !!python and !relative tags elsewhere in it are skipped."""
+
+
+NavLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+WALKTHROUGH = {"en": "Its hunks, in order:", "ja": "ハンクは順に次のとおりです。"}
+
+
+@pytest.mark.parametrize("language", DOCS)
+def test_the_v3_diff_walkthrough_is_the_diff_of_the_current_files(language):
+    """One item per hunk of `diff v2_planning.py v3_subagents.py`; every new plumbing module
+    named; and no module v2 already imports named as new (it once said three new parts, not four,
+    and listed shutil and threading as new imports)."""
+    lines = read_page(language, "v3.md")
+    start = lines.index(WALKTHROUGH[language]) + 1
+    end = next(
+        number
+        for number in range(start + 1, len(lines))
+        if lines[number].strip() and not re.match(r"\d+\. |   ", lines[number])
+    )
+    walkthrough = "\n".join(lines[start:end])
+    items = re.findall(r"^\d+\. ", walkthrough, re.M)
+    old, new = ROOT / VERSION_SCRIPTS["v2"], ROOT / VERSION_SCRIPTS["v3"]
+    diff = version_diff(old, new)
+    assert len(items) == len(re.findall(r"^@@ ", diff, re.M))
+    for module in re.findall(r"^\+from plumbing\.(\w+) import", diff, re.M):
+        assert f"`plumbing/{module}.py`" in walkthrough, module
+    for name in re.findall(r"^\+(?:from (?!plumbing)\S+ )?import (\w+)", diff, re.M):
+        assert f"`{name}`" in walkthrough, name
+    v2_imports = re.findall(r"^(?:from \S+ )?import (\w+)", old.read_text("utf-8"), re.M)
+    already = [name for name in v2_imports if f"`{name}`" in walkthrough]
+    assert already == [], f"named as new, but v2 imports them already: {already}"
 
 
 # -- names on the pages
