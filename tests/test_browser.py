@@ -209,8 +209,8 @@ def test_the_language_switch_lands_on_the_same_page_even_from_the_404_page(tab, 
 # -- search finds the section about the thing -------------------------------------------------
 
 # A query, and the section that must be the first section in the results: the one about it.
-# For read-only that is v3's section, which leads on to read-only.md, the page with the whole story
-# (ranked lower by its front matter, `search: boost`, or it would come first with its many mentions).
+# For read-only that is v3's section, which leads on to read-only.md, the page with the whole
+# story (ranked lower by its front matter, `search: boost`, or its many mentions put it first).
 FIRST_SECTION = {
     "en": [
         ("Ctrl-C", "v1/#at-the-terminal"),
