@@ -623,6 +623,7 @@ def article_text(html: str) -> str:
     of "Under the hood" left out."""
     article = html[html.index("<article") : html.index("</article>")]
     article = re.sub(r"<(pre|svg|section)\b.*?</\1>", " ", article, flags=re.S)
+    article = re.sub(r'<a class="headerlink".*?</a>', " ", article)  # a heading's ¶
     return unescape(re.sub(r"<[^>]+>", " ", article))
 
 
