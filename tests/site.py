@@ -9,6 +9,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,32 +75,105 @@ except ImportError:
     fcntl = None
 
 
+BUILD_COMMAND = [sys.executable, "-m", "docsgen", "--offline", "--site-dir"]
+BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+
+def docs_tools_missing() -> str:
+    for package in ("mkdocs", "material", "pymdownx"):
+        if importlib.util.find_spec(package) is None:
+            return f"{package} is not installed (pip install -r requirements-dev.txt)"
+    return ""
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In the process that runs (or, under pytest-xdist, hands out) the tests: start the docs
+    build in the background at once, so it runs beside every other test instead of before the
+    first test that needs it. Its output goes to site.log, and site.done says it finished."""
+    config = session.config
+    if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # a worker, or a run inside one (the workshop's checks): the build is the run's
+    if config.rootpath != ROOT or docs_tools_missing():
+        return  # a run of another folder (the workshop's pytester runs), or no docs tools
+    if config.args and not any(reads_the_site(arg) for arg in config.args):
+        return  # a run of files that do not read the site
+    root = config._tmp_path_factory.getbasetemp()
+    log = open(root / "site.log", "w")  # noqa: SIM115 - closed by the process that waits for it
+    process = subprocess.Popen(
+        [sys.executable, "-c", BACKGROUND_BUILD, str(root)],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=BUILD_ENV,
+    )
+    config.stash[BACKGROUND] = process
+
+
+SITE_READERS = ("test_docs", "test_browser", "test_hood", "test_layout")
+
+
+def reads_the_site(arg: str) -> bool:
+    """Whether a command-line argument may select a test that reads the site: a folder (the
+    default run: tests/ and workshop/) or one of the files that do."""
+    path = Path(arg.split("::")[0])
+    return path.is_dir() or any(name in path.name for name in SITE_READERS)
+
+
+BACKGROUND = pytest.StashKey[subprocess.Popen]()
+# The build, then site.done with its exit code: a worker waits for that file, not for a process.
+BACKGROUND_BUILD = """
+import pathlib, subprocess, sys
+root = pathlib.Path(sys.argv[1])
+code = subprocess.run([sys.executable, "-m", "docsgen", "--offline", "--site-dir",
+                       str(root / "site")]).returncode
+(root / "site.done").write_text(str(code))
+"""
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    process = session.config.stash.get(BACKGROUND, None)
+    if process is not None and process.poll() is None:
+        process.kill()  # the run ended (or was stopped) before it needed the site
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read the site run last, so the background build has the most time."""
+    items.sort(key=lambda item: "built_site" in getattr(item, "fixturenames", ()))
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    """Run the one build command, strict, both languages, into a folder of this test run's own.
+    """The one build command, strict, both languages, into a folder of this test run's own.
 
     --offline: a test never fetches. mermaid is in the site only if `python -m docsgen.vendor`
     fetched it before (.ci/run does); the browser tests that need it say so and skip.
 
-    Under pytest-xdist the workers share one build: the first to get here builds while holding a
-    lock, the others wait for it and then read the same site. (docsgen swaps each generated file in
-    whole, so even two builds at once would not read each other's half-written files.)"""
-    for package in ("mkdocs", "material", "pymdownx"):
-        if importlib.util.find_spec(package) is None:
-            pytest.skip(f"{package} is not installed (pip install -r requirements-dev.txt)")
+    The run's controller started the build at session start (pytest_sessionstart): this waits for
+    it. Without one (a single process, or a run of other files), the first test here builds it
+    while holding a lock, and the others wait for it and read the same site."""
+    problem = docs_tools_missing()
+    if problem:
+        pytest.skip(problem)
     shared = os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None
-    root = tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.mktemp("docs")
+    root = tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.getbasetemp()
     site = root / "site"
+    if (root / "site.log").exists():  # the background build of this run
+        deadline = time.monotonic() + 600
+        while not (root / "site.done").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        log = (root / "site.log").read_text(encoding="utf-8", errors="replace")
+        assert (root / "site.done").read_text() == "0", f"python -m docsgen failed:\n{log}"
+        return site
     with open(root / "site.lock", "w") as lock:
         if shared:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not (site / "index.html").exists():
             result = subprocess.run(
-                [sys.executable, "-m", "docsgen", "--offline", "--site-dir", str(site)],
+                [*BUILD_COMMAND, str(site)],
                 cwd=ROOT,
                 capture_output=True,
                 text=True,
-                env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+                env=BUILD_ENV,
             )
             assert result.returncode == 0, (
                 f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"

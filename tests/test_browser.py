@@ -83,13 +83,6 @@ def tab(browser) -> Iterator[OfflineTab]:
     opened.context.close()
 
 
-@pytest.fixture
-def tab_not_searching(browser, built_site) -> Iterator[OfflineTab]:
-    opened = OfflineTab(browser, empty_search_of=built_site)
-    yield opened
-    opened.context.close()
-
-
 DIAGRAMS_DRAWN = """() => {
     const blocks = [...document.querySelectorAll('.mermaid')];
     return blocks.length > 0 && blocks.every(
@@ -128,31 +121,9 @@ DIFF_LINES_NOT_FULL_WIDTH = """() => [...document.querySelectorAll('.highlight :
         < line.closest('code').clientWidth * 0.95).length"""
 
 
-@pytest.mark.parametrize("language", ["en", "ja"])
-def test_every_page_loads_offline_draws_its_diagrams_fits_its_code_and_raises_no_error(
-    tab_not_searching, served_site, built_site, language
-):
-    tab = tab_not_searching
-    skip_without_mermaid(built_site)
-    here, there = served_site, served_site + "ja/"
-    if language == "ja":
-        here, there = there, here
-    other = "en" if language == "ja" else "ja"
-    for path in PAGE_PATHS:
-        tab.open(here + path)
-        if tab.page.locator(".mermaid").count() > 0:
-            tab.page.wait_for_function(DIAGRAMS_DRAWN, timeout=15_000)
-        text = tab.page.inner_text("article")
-        assert "sequenceDiagram" not in text and "flowchart" not in text, f"raw diagram on {path}"
-        assert tab.errors == [], f"{language}/{path}: {tab.errors}"
-        assert tab.page.evaluate(DIFF_LINES_NOT_FULL_WIDTH) == 0, f"{language}/{path}"
-        if path.startswith("v"):  # a chapter: its requests open, with no script, and show JSON
-            assert tab.page.evaluate(OPEN_THE_FIRST_CALL) > 0, f"{language}/{path}: hood"
-        too_wide = tab.page.evaluate(CODE_THAT_SCROLLS)
-        assert too_wide == [], f"{language}/{path}: code that scrolls sideways: {too_wide}"
-        switch = tab.page.locator(f"a.md-select__link[hreflang={other}]")
-        assert switch.evaluate("(link) => link.href") == there + path  # the same page, other side
-    assert tab.blocked_hosts <= OPTIONAL_HOSTS, tab.blocked_hosts
+# Every page, opened offline, is checked once per language in tests/test_layout.py: there each
+# page is loaded once and checked at a phone's width, then at a desktop's, for layout and for
+# what this file checked before (diagrams drawn, no error, code fits, the language switch).
 
 
 def search(tab: OfflineTab, query: str) -> list[str]:

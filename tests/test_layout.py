@@ -11,6 +11,10 @@ from collections.abc import Iterator
 import pytest
 
 from tests.test_browser import (
+    CODE_THAT_SCROLLS,
+    DIFF_LINES_NOT_FULL_WIDTH,
+    OPEN_THE_FIRST_CALL,
+    OPTIONAL_HOSTS,
     PAGE_PATHS,
     OfflineTab,
     browser,  # noqa: F401 (a fixture)
@@ -201,18 +205,23 @@ def layout_problems(tab: OfflineTab, language: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("language", ["en", "ja"])
-def test_every_page_is_readable_on_a_phone_and_a_desktop(
+def test_every_page_loads_offline_and_reads_well_on_a_phone_and_a_desktop(
     layout_tab, served_site, built_site, language
 ):
-    """Each page is opened on a phone, then the window is widened to a desktop's: the layout
-    follows the width (CSS, and the charts' container queries) without loading the page again."""
+    """Each page is opened once, offline, on a phone, then the window is widened to a desktop's:
+    the layout follows the width (CSS, and the charts' container queries) without loading the
+    page again. At the desktop's width the page also draws its diagrams, raises no error, fits its
+    code, opens its first model call, and its language switch leads to the same page."""
     skip_without_mermaid(built_site)
     tab = layout_tab
-    base = served_site + ("ja/" if language == "ja" else "")
+    here, there = served_site, served_site + "ja/"
+    if language == "ja":
+        here, there = there, here
+    other = "en" if language == "ja" else "ja"
     problems = []
     for path in PAGE_PATHS:
         tab.page.set_viewport_size({"width": WIDTHS["phone"], "height": 900})
-        tab.open(base + path)
+        tab.open(here + path)
         if tab.page.locator(".mermaid").count() > 0:
             tab.page.wait_for_function(DIAGRAMS_DRAWN)
         for width in WIDTHS:
@@ -220,5 +229,31 @@ def test_every_page_is_readable_on_a_phone_and_a_desktop(
             found = layout_problems(tab, language)
             where = f"{path or 'home'} ({width})"
             problems += [f"{where}: {kind}: {what}" for kind, what in found.items()]
+        tab.page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
+        problems += page_problems(tab, f"{language}/{path}", there + path, other)
     assert not problems, "\n".join(problems)
     assert tab.errors == []
+    assert tab.blocked_hosts <= OPTIONAL_HOSTS, tab.blocked_hosts
+
+
+def page_problems(tab: OfflineTab, where: str, same_page_there: str, other: str) -> list[str]:
+    """What a desktop reader would hit on the page open in the tab (the first model call is
+    opened last: it changes the page)."""
+    problems = []
+    text = tab.page.inner_text("article")
+    if "sequenceDiagram" in text or "flowchart" in text:
+        problems.append(f"{where}: a diagram shown as raw text")
+    if tab.errors:
+        problems.append(f"{where}: errors {tab.errors}")
+    if tab.page.evaluate(DIFF_LINES_NOT_FULL_WIDTH):
+        problems.append(f"{where}: diff lines coloured only as far as their text")
+    too_wide = tab.page.evaluate(CODE_THAT_SCROLLS)
+    if too_wide:
+        problems.append(f"{where}: code that scrolls sideways: {too_wide}")
+    switch = tab.page.locator(f"a.md-select__link[hreflang={other}]")
+    if switch.evaluate("(link) => link.href") != same_page_there:
+        problems.append(f"{where}: the language switch does not lead to the same page")
+    is_chapter = where.split("/", 1)[1].startswith("v")
+    if is_chapter and tab.page.evaluate(OPEN_THE_FIRST_CALL) <= 0:
+        problems.append(f"{where}: its first model call does not open and show its JSON")
+    return problems
