@@ -17,11 +17,10 @@ old one, so a bad update changes nothing. The user sees the plan each time it ch
 message, and one when open items have gone untouched for TODO_REMINDER_ROUNDS rounds of tool calls.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
-the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-Anthropic-compatible endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply,
-thinking and text together), MAX_ROUNDS (50 model calls per turn), MAX_CALLS_PER_TURN (200 model
-calls per turn, subagents' included), BASH_TIMEOUT (120 s per command). --help ends with the
-model and MAX_TOKENS in effect.
+the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (a compatible
+endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply, thinking and text
+together), MAX_ROUNDS (50 model calls per turn), MAX_CALLS_PER_TURN (200, subagents' included),
+BASH_TIMEOUT (120 s per command). --help ends with the model and MAX_TOKENS in effect.
 No API key? `python -m scripted.demo v2` runs this script offline, against a scripted model.
 """
 import argparse

@@ -33,11 +33,10 @@ directory, SKILLS_DIR and --skills-dir; a later folder wins a name. Loading one 
 system prompt or the tools, so the cached prefix stays valid. Subagents get no Skill tool.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
-the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-Anthropic-compatible endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply,
-thinking and text together), MAX_ROUNDS (50 model calls per turn), MAX_CALLS_PER_TURN (200 model
-calls per turn, subagents' included), BASH_TIMEOUT (120 s per command). --help ends with the
-model and MAX_TOKENS in effect.
+the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (a compatible
+endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply, thinking and text
+together), MAX_ROUNDS (50 model calls per turn), MAX_CALLS_PER_TURN (200, subagents' included),
+BASH_TIMEOUT (120 s per command). --help ends with the model and MAX_TOKENS in effect.
 Subagents: SUBAGENT_MAX_ROUNDS (25 model calls per subagent).
 No API key? `python -m scripted.demo v4` runs this script offline, against a scripted model.
 """
