@@ -11,10 +11,10 @@ the command line. What a first reading can skip (guards, limits, the screen) com
 plumbing package, imported in one block whose names say what each piece does.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
-the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-Anthropic-compatible endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply,
-thinking and text together), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per
-command). --help ends with the model and MAX_TOKENS in effect.
+the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (a compatible
+endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply, thinking and text
+together), MAX_ROUNDS (50 model calls per turn), MAX_CALLS_PER_TURN (200, subagents' included),
+BASH_TIMEOUT (120 s per command). --help ends with the model and MAX_TOKENS in effect.
 No API key? `python -m scripted.demo v1` runs this script offline, against a scripted model.
 """
 import argparse
@@ -38,6 +38,7 @@ from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_u
                               stop_incomplete_turn)
 from plumbing.screen import Screen
 from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
+from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
 
 # -- config -- configuration: environment variables, optionally from a .env file
 load_dotenv(Path(__file__).resolve().parent / ".env")  # not the work directory's: untrusted
@@ -46,6 +47,7 @@ MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5-5")  # the default: the c
 # write_file, within the 128K a 5.x model may write (a call cut short is retried with all 128K).
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 64_000))
 MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per turn: a runaway loop stops
+CALLS = CallBudget(int(os.environ.get("MAX_CALLS_PER_TURN", 200)))  # per turn, subagents' calls too
 BASH_TIMEOUT = int(os.environ.get("BASH_TIMEOUT", 120))  # seconds
 TOOL_RESULT_BUDGET = 30_000  # characters of one tool result that may enter the context
 READ_LIMIT = 2000  # read_file: lines per call
@@ -120,7 +122,7 @@ def call_model(messages: list, system: str, tools: list,
     and tools each time, and automatic caching: each call reads the earlier ones from the cache."""
     request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "system": system, "tools": tools,
                "messages": messages}
-    response = stream_reply(client, request, OPTIONS, screen)  # retried where a retry fixes it
+    response = stream_reply(client, request, OPTIONS, screen, CALLS)  # retried where it helps
     screen.reply_done(response)
     return response
 
@@ -166,9 +168,7 @@ def read_file(path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
 
 
 def write_file(path: str, content: str) -> str:
-    target = workdir_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_text_file(target, content)  # a regular file with one name, never through a symlink
+    write_text_file(workdir_path(path), content)  # folders made; a regular file, through no link
     return f"wrote {len(content):,} characters to {path}"
 
 
@@ -192,6 +192,7 @@ def run_turn(messages: list, text: str) -> int:
     """One user turn. Failures print one line and leave the history valid. Returns an exit code."""
     before = copy_history(messages)  # to undo a turn that broke on a bug
     add_user_message(messages, text)
+    CALLS.start_turn()
     try:
         agent_loop(messages, SYSTEM, TOOLS, SCREEN)
         return 0

@@ -25,10 +25,10 @@ the four base tools. The subagent's reading never enters the main context. Sever
 one reply run in parallel, and each subagent shows the user one status line, not its tool calls.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
-the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (another
-Anthropic-compatible endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply,
-thinking and text together), MAX_ROUNDS (50 model calls per turn), BASH_TIMEOUT (120 s per
-command). --help ends with the model and MAX_TOKENS in effect.
+the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (a compatible
+endpoint), MODEL_ID (the model), and the limits MAX_TOKENS (per reply, thinking and text
+together), MAX_ROUNDS (50 model calls per turn), MAX_CALLS_PER_TURN (200, subagents' included),
+BASH_TIMEOUT (120 s per command). --help ends with the model and MAX_TOKENS in effect.
 Subagents: SUBAGENT_MAX_ROUNDS (25 model calls per subagent).
 No API key? `python -m scripted.demo v3` runs this script offline, against a scripted model.
 """
@@ -54,6 +54,7 @@ from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_u
                               stop_incomplete_turn)
 from plumbing.screen import Screen
 from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
+from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
                           shorten, without_edge_spaces)
 from plumbing.read_only import parse_read_only
@@ -68,6 +69,7 @@ MODEL_ID = os.environ.get("MODEL_ID", "claude-sonnet-5-5")  # the default: the c
 # write_file, within the 128K a 5.x model may write (a call cut short is retried with all 128K).
 MAX_TOKENS = int(os.environ.get("MAX_TOKENS", 64_000))
 MAX_ROUNDS = int(os.environ.get("MAX_ROUNDS", 50))  # model calls per turn: a runaway loop stops
+CALLS = CallBudget(int(os.environ.get("MAX_CALLS_PER_TURN", 200)))  # per turn, subagents' calls too
 BASH_TIMEOUT = int(os.environ.get("BASH_TIMEOUT", 120))  # seconds
 TOOL_RESULT_BUDGET = 30_000  # characters of one tool result that may enter the context
 READ_LIMIT = 2000  # read_file: lines per call
@@ -144,7 +146,7 @@ def call_model(messages: list, system: str, tools: list,
     and tools each time, and automatic caching: each call reads the earlier ones from the cache."""
     request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "system": system, "tools": tools,
                "messages": messages}
-    response = stream_reply(client, request, OPTIONS, screen)  # retried where a retry fixes it
+    response = stream_reply(client, request, OPTIONS, screen, CALLS)  # retried where it helps
     screen.reply_done(response)
     return response
 
@@ -195,9 +197,7 @@ def read_file(path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
 
 
 def write_file(path: str, content: str) -> str:
-    target = workdir_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_text_file(target, content)  # a regular file with one name, never through a symlink
+    write_text_file(workdir_path(path), content)  # folders made; a regular file, through no link
     return f"wrote {len(content):,} characters to {path}"
 
 
@@ -440,6 +440,7 @@ def run_turn(messages: list, text: str) -> int:
     """One user turn. Failures print one line and leave the history valid. Returns an exit code."""
     before = copy_history(messages)  # to undo a turn that broke on a bug
     add_user_message(messages, text)
+    CALLS.start_turn()
     try:
         agent_loop(messages, SYSTEM, TOOLS, SCREEN)
         return 0

@@ -9,6 +9,7 @@ imports it in one block that reads as its table of contents:
                dropped, a broken stream or a tool call cut by max_tokens asked again
     checks     a tool call the model got wrong becomes an error it can read
     budget     the context budget: one limit for every tool result; room made when it is full
+    turns      the ceiling of one turn: model calls, subagents' included
     commands   bounded command output; no process outlives a command
     files      paths inside the work directory; regular files, opened safely
     screen     what the user sees: streamed markdown, tool lines, progress (rich)

@@ -4,7 +4,9 @@ import jsonschema
 
 from plumbing.budget import clip, cut_short
 
-ERROR_BUDGET = 2000  # characters of an error message: an error may echo a huge input
+# Characters of an error message: an error may echo a huge input. There is room for a failed
+# subagent's last message (REPORT_BUDGET, 3,000 characters in v3), so that it comes back whole.
+ERROR_BUDGET = 5000
 
 
 class ToolError(Exception):

@@ -5,9 +5,13 @@ import errno
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from plumbing.checks import ToolError
+
+COUNT_LIMIT = 16 * 1024 * 1024  # bytes after a page that read_file reads to count the lines
+
 
 def workdir_path(path: str) -> Path:
     """The full path of `path`, which must lie inside the work directory."""
@@ -18,26 +22,44 @@ def workdir_path(path: str) -> Path:
     return full
 
 
+@dataclass
+class LineCount:
+    """How many lines a file has, or, when counting them all would read too much, at least how
+    many."""
+    lines: int
+    complete: bool
+
+
 def read_lines(path: Path, offset: int, limit: int,
-               line_limit: int) -> tuple[list[str], int]:
+               line_limit: int) -> tuple[list[str], LineCount]:
     """Up to `limit` lines of a text file from line `offset`, each cut at line_limit characters,
     and how many lines the file has. A binary file is refused. Only the lines shown are kept, and
-    only their first line_limit characters: a huge file costs no more memory than a small one."""
+    only their first line_limit characters: a huge file costs no more memory than a small one.
+    The lines after the page are counted for COUNT_LIMIT bytes at most: a huge file costs no more
+    time than its page, and the count then says "at least"."""
     with open_regular(path, os.O_RDONLY) as file:
         if b"\0" in file.read(8192):
             size = os.fstat(file.fileno()).st_size
             raise ToolError(f"{path.name} looks binary ({size:,} bytes); read_file shows text. "
                             "Try bash: file, xxd | head")
         file.seek(0)
-        page, total = [], 0
-        while total < offset - 1 + limit:
-            line = line_start(file, line_limit)
-            if line is None:
-                return [cut_line(line, line_limit) for line in page], total
-            total += 1
-            if total >= offset:
-                page.append(line.decode("utf-8", errors="replace").rstrip("\r\n"))
-        return [cut_line(line, line_limit) for line in page], total + count_lines(file)
+        page, number, start = [], 0, b"\n"
+        last = offset - 1 + limit
+        while number < last:
+            start = file.readline(line_limit * 4 + 4)  # enough to see that a line goes on
+            if not start:
+                return cut_lines(page, line_limit), LineCount(number, complete=True)
+            number += 1
+            if number >= offset:
+                page.append(start.decode("utf-8", errors="replace").rstrip("\r\n"))
+            if number < last:
+                skip_rest_of_line(file, start)
+        unfinished = not start.endswith(b"\n")  # the rest of the page's last line is not read
+        return cut_lines(page, line_limit), count_rest(file, number - unfinished, start[-1:])
+
+
+def cut_lines(lines: list[str], line_limit: int) -> list[str]:
+    return [cut_line(line, line_limit) for line in lines]
 
 
 def cut_line(line: str, line_limit: int) -> str:
@@ -46,37 +68,40 @@ def cut_line(line: str, line_limit: int) -> str:
     return line[:line_limit] + " [line cut]"
 
 
-def line_start(file, line_limit: int) -> bytes | None:
-    """The next line's first bytes, enough for more than line_limit characters (so cut_line sees
-    that it goes on); the rest of a longer line is skipped unread. None at the end of the file."""
-    line = file.readline(line_limit * 4 + 4)
-    if not line:
-        return None
-    rest = line
+def skip_rest_of_line(file, start: bytes) -> None:
+    """Read past the end of a line whose start was read, without keeping it."""
+    rest = start
     while rest and not rest.endswith(b"\n"):
         rest = file.readline(1 << 16)
-    return line
 
 
-def count_lines(file) -> int:
-    """The lines left in a file, counted a chunk at a time."""
-    count, last = 0, b"\n"
+def count_rest(file, counted: int, last: bytes) -> LineCount:
+    """`counted` lines, plus those in the rest of the file, for COUNT_LIMIT bytes at most. `last`
+    is the byte before the rest: not a newline when the rest starts in the middle of a line."""
+    budget = COUNT_LIMIT
     chunk = file.read(1 << 20)
     while chunk:
-        count, last = count + chunk.count(b"\n"), chunk[-1:]
+        counted += chunk.count(b"\n")
+        last = chunk[-1:]
+        budget -= len(chunk)
+        if budget <= 0 and file.read(1):  # more left than the budget: a line at least
+            return LineCount(counted + 1, complete=False)
         chunk = file.read(1 << 20)
-    return count + (last != b"\n")
+    return LineCount(counted + (last != b"\n"), complete=True)
 
 
-def page_note(path: str, offset: int, shown: int, total: int) -> list[str]:
+def page_note(path: str, offset: int, shown: int, total: LineCount) -> list[str]:
     """read_file's last line, when there is more to read (so the model can page on), or nothing
     was shown."""
     last = offset - 1 + shown
-    if last < total:
-        more = f"call read_file with offset={last + 1} for more"
-        return [f"[lines {offset}-{last} of {total}; {more}]"]
+    more = f"call read_file with offset={last + 1} for more"
+    if not total.complete:
+        return [f"[lines {offset}-{last} of at least {total.lines:,}; the rest of the file was not "
+                f"counted; {more}]"]
+    if last < total.lines:
+        return [f"[lines {offset}-{last} of {total.lines}; {more}]"]
     if shown == 0:
-        return [f"[{path} has {total} lines; nothing from line {offset}]"]
+        return [f"[{path} has {total.lines} lines; nothing from line {offset}]"]
     return []
 
 
@@ -108,26 +133,88 @@ def edit_hint(matches: int) -> str:
 EDIT_LIMIT = 64 * 1024 * 1024  # bytes edit_file reads whole; a bigger file is edited with bash
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows; the checks after opening still hold
 NO_BLOCK = getattr(os, "O_NONBLOCK", 0)
+# A folder on the way to a file: opened only to open what is inside it, never through a link.
+FOLDER = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | NO_FOLLOW
+SWAPPED = (errno.ELOOP, errno.ENOTDIR)  # what opening a link as a folder, without following, says
 
 
 def open_regular(path: Path, flags: int, mode: str = "rb", newline: str | None = None):
-    """Open a file the tools may use. workdir_path() resolved `path`, so a symlink in its last part
-    now means it was swapped in after the check: O_NOFOLLOW refuses it. O_NONBLOCK: a FIFO cannot
-    make us wait. Then only a regular file, and for writing, one with no other name (hard link)."""
+    """Open a file the tools may use. workdir_path() resolved `path`, so none of its parts is a
+    link now: a link swapped in after the check, for the file or for any folder above it, is
+    refused (opened one folder at a time, with O_NOFOLLOW). Missing folders are made on the way
+    when writing. O_NONBLOCK: a FIFO cannot make us wait. Then only a regular file, and for
+    writing, one with no other name (hard link)."""
+    writing = flags != os.O_RDONLY
     try:
-        fd = os.open(path, flags | NO_FOLLOW | NO_BLOCK, 0o666)
+        fd = open_through_no_link(path, flags | NO_FOLLOW | NO_BLOCK, create_folders=writing)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENXIO):  # a link swapped in; a FIFO nobody reads
             raise ToolError(f"{path.name} is not a regular file; refused") from None
         raise
     try:
-        check_opened(path, os.fstat(fd), writing=flags != os.O_RDONLY)
+        check_opened(path, os.fstat(fd), writing)
         os.set_blocking(fd, True)
         encoding = None if "b" in mode else "utf-8"
         return os.fdopen(fd, mode, encoding=encoding, newline=newline)
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_through_no_link(path: Path, flags: int, create_folders: bool) -> int:
+    """os.open(path), from a descriptor of its folder opened one part at a time from the root.
+    Where folders have no descriptors (Windows), by name, as far as that goes."""
+    path = Path(os.path.abspath(path))
+    if os.open not in os.supports_dir_fd:
+        if create_folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o666)
+    folder = open_folder(path, create_folders)
+    try:
+        return os.open(path.name, flags, 0o666, dir_fd=folder)
+    except OSError as exc:
+        raise with_path(exc, path) from None
+    finally:
+        os.close(folder)
+
+
+def open_folder(path: Path, create: bool) -> int:
+    """A descriptor of the folder of `path`, through no link; missing folders are made if
+    `create`."""
+    fd = os.open(path.anchor, FOLDER)
+    try:
+        for part in path.parent.parts[1:]:
+            inner = open_part(fd, part, create, path)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_part(fd: int, part: str, create: bool, path: Path) -> int:
+    """The folder `part` inside the folder open as `fd`; errors name `path`, the file."""
+    try:
+        return os.open(part, FOLDER, dir_fd=fd)
+    except FileNotFoundError as exc:
+        if not create:
+            raise with_path(exc, path) from None
+    except OSError as exc:
+        if exc.errno in SWAPPED and stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+            raise ToolError(f"{path} is reached through a link put in place of a folder after "
+                            "the check; refused") from None
+        raise with_path(exc, path) from None
+    try:
+        os.mkdir(part, dir_fd=fd)
+    except FileExistsError:  # made meanwhile, maybe as a link: opening it again tells
+        pass
+    return open_part(fd, part, create=False, path=path)
+
+
+def with_path(exc: OSError, path: Path) -> OSError:
+    """The same error, naming the whole path rather than the part that was opened last."""
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def check_opened(path: Path, info: os.stat_result, writing: bool) -> None:
@@ -150,7 +237,8 @@ def read_text_file(path: Path) -> str:
 
 
 def write_text_file(path: Path, text: str, newline: str | None = None) -> None:
-    """Create or overwrite; cut to nothing only after open_regular's checks passed."""
+    """Create or overwrite, making missing folders; cut to nothing only after open_regular's
+    checks passed."""
     with open_regular(path, os.O_WRONLY | os.O_CREAT, "w", newline) as file:
         file.truncate(0)
         file.write(text)

@@ -1,6 +1,7 @@
 """One model reply, streamed: the optional request features, and the failures a retry fixes.
 
-    stream_reply(client, request, options, screen)
+    stream_reply(client, request, options, screen, calls)
+      each request spends one of the turn's model calls (a CallBudget of plumbing/turns.py)
       request + the optional features the endpoint accepts (RequestOptions)
       stream: thinking -> screen.thinking (dimmed), text -> screen.text
         an endpoint refuses an optional feature (400)  -> drop it, one line, the same request again
@@ -16,6 +17,8 @@ import threading
 import time
 
 import anthropic
+
+from plumbing.turns import CallBudget
 
 # Thinking, on 5.x models on by default, and shown. On Sonnet 5.5 the notes the model writes
 # between tool calls come back inside thinking blocks, and the default display is "omitted": a
@@ -87,10 +90,13 @@ FEATURE_LOST = {"thinking": "the model thinks as its default says, and nothing o
 
 
 def stream_reply(client: anthropic.Anthropic, request: dict, options: RequestOptions,
-                 screen) -> anthropic.types.Message:
-    """One model reply: streamed to the screen, retried where a retry fixes it (see above)."""
+                 screen, calls: CallBudget | None = None) -> anthropic.types.Message:
+    """One model reply: streamed to the screen, retried where a retry fixes it (see above). Each
+    request, a retry too, spends one of the turn's `calls`: past the last, the turn stops."""
     broken_streams = 0
     while True:
+        if calls is not None:
+            calls.spend()
         sent = options.added_to(request)
         try:
             response = stream_once(client, sent, screen)

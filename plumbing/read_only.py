@@ -4,6 +4,7 @@ The parser decides what may run; plumbing/sandbox.py makes a command that got th
 write, reach the network or see a secret.
 """
 
+import os
 import shlex
 
 from plumbing.checks import ToolError
@@ -90,3 +91,32 @@ def refused_option(word: str, refused: list[str]) -> str | None:
         if spelled:
             return option
     return None
+
+
+def refuse_process_files(pipeline: list[list[str]]) -> None:
+    """Without the sandbox: refuse every word that reaches /proc as a path, where any process's
+    environment can be read (/proc/<pid>/environ: a shell's, a server's). The path is resolved,
+    links included, and so is an option's value (--file=P, -fP). "/" is refused too: a search
+    through it would walk /proc."""
+    for argv in pipeline:
+        for word in argv[1:]:
+            for path in path_spellings(word):
+                if reaches_process_files(path):
+                    raise ToolError(f"refused: {word!r} reaches /proc, where other processes' "
+                                    "environments (and secrets) can be read; there is no "
+                                    "sandbox here to keep them out of sight")
+
+
+def path_spellings(word: str) -> list[str]:
+    """The paths a word may name: itself, and for an option, what follows '=' or its letters."""
+    spellings = [word]
+    if word.startswith("-"):
+        spellings.append(word.partition("=")[2])
+    if word.startswith("-") and not word.startswith("--"):
+        spellings += [word[index:] for index in range(2, len(word))]
+    return [spelling for spelling in spellings if spelling]
+
+
+def reaches_process_files(path: str) -> bool:
+    real = os.path.realpath(path)
+    return real in ("/", "/proc") or real.startswith("/proc/")

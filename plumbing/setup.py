@@ -9,8 +9,10 @@ from pathlib import Path
 
 import anthropic
 
-from plumbing.budget import make_room
+from plumbing.budget import cut_short, make_room
+from plumbing.commands import end_every_process_started
 from plumbing.replies import AgentStopped, Refused, room_made
+from plumbing.sandbox import remove_private_folders
 from plumbing.screen import Screen
 
 API_ERRORS = [  # (SDK exception, what the user should do), most specific first
@@ -23,6 +25,7 @@ API_ERRORS = [  # (SDK exception, what the user should do), most specific first
 ]
 RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers each attempt of a request
 PlainHelp = argparse.RawDescriptionHelpFormatter  # --help prints the docstring as it is written
+ALERT_LIMIT = 1000  # characters of an error shown to the user: an error may echo a huge input
 
 
 def with_retry_notices(screen: Screen, max_retries: int = anthropic.DEFAULT_MAX_RETRIES):
@@ -129,10 +132,11 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
                      f"({api_message(exc)}); {room_made(replaced)}; send your message again")
         return 1
     if isinstance(exc, anthropic.APIError):  # the request failed as a whole: nothing to undo
-        screen.alert(f"error: {explain_api_error(exc)}")
+        screen.alert(f"error: {bounded(explain_api_error(exc))}")
         return 1
     messages[:] = before  # a bug: the turn may have left the history half-written
-    screen.alert(f"error: {type(exc).__name__}: {exc}; this turn is not kept in the history")
+    error = bounded(f"{type(exc).__name__}: {exc}")  # the SDK's may quote a 200 kB tool input
+    screen.alert(f"error: {error}; this turn is not kept in the history")
     return 1
 
 
@@ -142,6 +146,13 @@ def prompt_too_long(exc: BaseException) -> bool:
     if not isinstance(exc, anthropic.BadRequestError):
         return False
     return "prompt is too long" in api_message(exc)
+
+
+def bounded(error: str) -> str:
+    """An error as one line of the screen: at most ALERT_LIMIT characters, and how many it had."""
+    if len(error) <= ALERT_LIMIT:
+        return error
+    return f"{cut_short(error, ALERT_LIMIT)} [{len(error):,} characters in all]"
 
 
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
@@ -162,9 +173,12 @@ def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
 
 def leave(code: int, screen: Screen) -> None:
     """Exit with `code` at once: a subagent's thread still waiting for the model must not hold
-    the program open (its commands were killed already). The live region is taken down first,
-    so the terminal gets its cursor back."""
+    the program open. Nothing the agent started stays behind: no process (a job a command left in
+    the background included), no temp folder (a subagent's thread may not have removed its own).
+    The live region is taken down first, so the terminal gets its cursor back."""
     screen.wait("")
+    end_every_process_started()
+    remove_private_folders()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -6,6 +6,7 @@ expands into millions of nodes, escape codes in its name): each is refused with 
 other skills still load.
 """
 
+import errno
 import os
 import re
 import shlex
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from plumbing.files import NO_BLOCK, NO_FOLLOW
 from plumbing.screen import Screen, plain
 
 NAME_LIMIT = 64  # characters, as the Agent Skills specification says
@@ -57,13 +59,13 @@ def warn_if_missing(folders: list[Path]) -> None:
 
 def read_skill_or_warn(read_skill, skill_md: Path):
     """read_skill(skill_md), or None after one line that says why the skill cannot be used."""
+    shown = tool_path(skill_md.parent.resolve() / skill_md.name)  # the file, even if a link
     try:
         return read_skill(skill_md)
     except SkillSkipped as exc:
-        warn(f"skill skipped: {tool_path(skill_md.resolve())} {exc}")
+        warn(f"skill skipped: {shown} {exc}")
     except Exception as exc:  # noqa: BLE001 - whatever one skill file does, the others still load
-        warn(f"skill skipped: {tool_path(skill_md.resolve())} cannot be loaded: "
-             f"{type(exc).__name__}: {exc}")
+        warn(f"skill skipped: {shown} cannot be loaded: {type(exc).__name__}: {exc}")
     return None
 
 
@@ -202,9 +204,16 @@ YAML_NODE_LIMIT = 2000  # nodes in one front matter; a few fields need far fewer
 
 
 def read_skill_file(skill_md: Path) -> str:
-    """A SKILL.md's text, if it is a regular file of at most SKILL_FILE_LIMIT bytes: a FIFO or a
-    link to /dev/zero is opened without waiting, then refused; a huge file is not read past it."""
-    fd = os.open(skill_md, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    """A SKILL.md's text, if it is a regular file in its folder (not a link to a file elsewhere)
+    of at most SKILL_FILE_LIMIT bytes: a FIFO is opened without waiting, then refused; a huge
+    file is not read past the limit."""
+    try:
+        fd = os.open(skill_md, os.O_RDONLY | NO_BLOCK | NO_FOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SkillSkipped("is a symbolic link; a SKILL.md must be a regular file in its "
+                               "skill folder") from None
+        raise
     with os.fdopen(fd, "rb") as file:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise SkillSkipped("is not a regular file (a FIFO, a device, ...)")

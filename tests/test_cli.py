@@ -93,6 +93,8 @@ def test_help_explains_both_modes_and_the_environment(version):
         "ANTHROPIC_BASE_URL",
         "MODEL_ID",
         "Ctrl-C",
+        "the .env file beside this script (never from one in",
+        "MAX_CALLS_PER_TURN",
     ):
         assert needle in done.stdout
 

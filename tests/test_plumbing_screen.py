@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from plumbing.screen import Screen, fit, plain
-from plumbing.status import StatusBoard
+from plumbing.status import Status, StatusBoard
 
 def terminal_screen(width: int = 80, **options) -> tuple[Screen, io.StringIO]:
     buffer = io.StringIO()
@@ -69,6 +69,28 @@ def test_no_event_passes_a_control_sequence_to_the_terminal(make, event):
     out = buffer.getvalue()
     assert "\x1b]" not in out and "\x9b" not in out and "\x9d" not in out and "\x07" not in out
     assert "\x1b[2J" not in out
+
+
+# a clipboard write (OSC 52), a window title ended by ST, the 8-bit CSI and OSC, a DCS string, a
+# colour, and NEL: each shows as one "?"
+HOSTILE = ("a\x1b]52;c;cHduZWQ=\x07b\x1b]0;title\x1b\\c\x9b2Jd\x9d0;title\x9ce\x90dcs\x9cf"
+           "\x1b[31mg\x85h")
+SHOWN = "a?b?c?d?e?f?g?h"
+
+
+def test_plain_shows_one_mark_for_each_sequence_of_any_kind():
+    assert plain(HOSTILE) == SHOWN
+    assert plain("cut off \x1b]52;c;cHduZWQ=") == "cut off ?"  # a sequence with no end
+
+
+def test_an_alert_on_stderr_has_no_control_sequence(capsys):
+    piped_screen()[0].alert(HOSTILE)
+    assert capsys.readouterr().err == f"\n[{SHOWN}]\n"
+
+
+def test_a_status_line_has_no_control_sequence_of_its_description():
+    line = Status("explore", HOSTILE).line()
+    assert line.startswith("[explore] a?b?c?d?e?f?g h … 0 tools, ")  # NEL is a space there
 
 
 def test_fit_counts_wide_characters_as_two_columns():

@@ -1,0 +1,130 @@
+"""plumbing/commands.py: a command gets no credential, cannot read the agent's memory, and
+leaves nothing running: on a timeout or Ctrl-C its whole tree ends, and on the agent's exit so
+does whatever it left in the background.
+
+The process tests look for `sleep` processes by a length no other test uses, in /proc; they need
+Linux, where the agent adopts orphans and /proc shows the tree.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from plumbing.checks import ToolError
+from plumbing.commands import run_command
+from tests.agents import ROOT
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
+
+
+def unique_seconds() -> str:
+    """A sleep length no other process has: how a test finds the processes it started."""
+    return f"{1000 + uuid.uuid4().int % 10**6}.{os.getpid()}"
+
+
+def running(seconds: str) -> bool:
+    """Whether a `sleep <seconds>` runs (a zombie, killed and not yet collected, does not)."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b") ", 1)[1][:1]
+        except (OSError, IndexError):  # it ended meanwhile
+            continue
+        if argv[-2:] == [seconds.encode(), b""] and state != b"Z":
+            return True
+    return False
+
+
+def still_running_after_a_moment(seconds: str) -> bool:
+    """Whether the sleep still runs once a SIGKILL sent to it has had time to land."""
+    deadline = time.monotonic() + 2
+    while running(seconds) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return running(seconds)
+
+
+def tree_that_escapes_its_group(setsid: str, nohup: str, double_fork: str) -> str:
+    """A command whose children leave its process group three ways, then waits for a long time."""
+    return (f"setsid sleep {setsid} & nohup sleep {nohup} >/dev/null 2>&1 & "
+            f"(setsid sleep {double_fork} &); sleep 30")
+
+
+def test_a_command_gets_none_of_the_agents_credentials(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-the-key")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "the-token")
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "Authorization: Bearer the-gateway-token")
+    monkeypatch.setenv("SOME_SETTING", "kept")
+    output, exit_code = run_command("env", 10, threading.Event())
+    assert exit_code == 0 and "SOME_SETTING=kept" in output
+    assert [secret for secret in ("sk-the-key", "the-token", "the-gateway-token")
+            if secret in output] == []
+
+
+@linux_only
+def test_a_command_cannot_read_the_agents_environment_through_proc():
+    """/proc/<agent>/environ holds what the agent started with: the key, when it was exported.
+    The agent makes itself not dumpable. Checked as an ordinary user: a root that keeps
+    CAP_SYS_ADMIN (a privileged container, this CI's VM) may read any process's memory."""
+    agent = ("import threading\n"
+             "from plumbing.commands import run_command\n"
+             "print(run_command('cat /proc/$PPID/environ', 10, threading.Event())[0])\n")
+    argv = [sys.executable, "-c", agent]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("runs as root, and there is no setpriv to run the check as nobody")
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True)
+    assert "Permission denied" in done.stdout
+    assert "PATH=" not in done.stdout  # every process starts with a PATH
+
+
+@linux_only
+@pytest.mark.parametrize("stop", ["timeout", "Ctrl-C"])
+def test_a_stopped_command_ends_with_its_whole_tree(stop, tmp_path):
+    seconds = [unique_seconds() for _ in range(4)]
+    named = tmp_path / "a) b"  # /proc/<pid>/stat shows the name in parentheses, ") " and all
+    shutil.copy(shutil.which("sleep"), named)
+    command = tree_that_escapes_its_group(*seconds[:3]) + f" & '{named}' {seconds[3]}; wait"
+    stopped = threading.Event()
+    timeout = 30
+    if stop == "timeout":
+        timeout = 0.5
+    else:
+        threading.Timer(0.5, stopped.set).start()
+    with pytest.raises((ToolError, KeyboardInterrupt)):
+        run_command(command, timeout, stopped)
+    assert [still_running_after_a_moment(length) for length in seconds] == [False] * 4
+
+
+@linux_only
+def test_a_background_job_outlives_its_command_but_not_the_agent(tmp_path):
+    """A job a finished command left running goes on (a server the next command may use) until
+    the agent exits; then leave() ends it, however it left the command's process group."""
+    seconds = [unique_seconds() for _ in range(3)]
+    jobs = (f"setsid sleep {seconds[0]} & nohup sleep {seconds[1]} >/dev/null 2>&1 & "
+            f"(setsid sleep {seconds[2]} &); echo started")
+    agent = (
+        "import sys, threading\n"
+        "from plumbing.commands import run_command\n"
+        "from plumbing.screen import Screen\n"
+        "from plumbing.setup import leave\n"
+        f"print(run_command({jobs!r}, 10, threading.Event())[0], flush=True)\n"
+        "sys.stdin.readline()\n"
+        "leave(0, Screen())\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", agent], cwd=ROOT, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as process:
+        assert process.stdout.readline() == "started\n"
+        assert [running(length) for length in seconds] == [True] * 3
+        process.communicate("exit\n", timeout=10)
+    assert process.returncode == 0
+    assert [still_running_after_a_moment(length) for length in seconds] == [False] * 3

@@ -1,0 +1,102 @@
+"""One turn has a ceiling: a budget of model calls that the subagents' calls spend too, reports
+held to their budget, and no more subagents at once than the script allows."""
+
+import threading
+import time
+
+import pytest
+
+from tests.agents import versions_from
+from tests.test_subagents import child_requests, delegate, task, task_results
+
+LS = {"name": "read_only_bash", "input": {"command": "ls"}}
+ECHO = {"name": "bash", "input": {"command": "echo x"}}
+
+
+def test_a_turn_stops_at_its_budget_of_model_calls_and_the_next_one_starts_afresh(
+    scripted_api, make_agent, capsys
+):
+    agent = make_agent(MAX_CALLS_PER_TURN=2)
+    scripted_api.play({"turns": [{"tool_calls": [ECHO], "repeat": 2}, {"text": "Done now."}]})
+    history = []
+    assert agent.run_turn(history, "loop") == 1
+    assert len(scripted_api.requests) == 2
+    assert ("[stopped: this turn made its 2 model calls, subagents' included "
+            "(MAX_CALLS_PER_TURN); your conversation is kept") in capsys.readouterr().err
+    assert agent.run_turn(history, "go on") == 0  # the history is valid, and the budget full again
+
+
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_the_subagents_calls_spend_the_same_budget(scripted_api, make_agent, capsys):
+    agent = make_agent(MAX_CALLS_PER_TURN=3)
+    child = {"match": "CHILD:", "turns": [{"tool_calls": [LS], "repeat": 2}]}
+    scripted_api.play({"turns": [{"tool_calls": [task()]}], "tracks": [child]})
+    history = []
+    assert agent.run_turn(history, "go") == 1
+    assert len(scripted_api.requests) == 3  # one of the main agent, two of the subagent
+    (result,) = history[-1]["content"]
+    assert result["is_error"]
+    assert result["content"].startswith("the explore subagent stopped without a report: this turn "
+                                        "made its 3 model calls")
+    assert "[stopped: this turn made its 3 model calls" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_a_long_report_is_cut_to_its_budget_and_says_so(scripted_api, agent):
+    budget = agent.REPORT_BUDGET
+    scripted_api.play(delegate([{"text": "r" * (2 * budget)}]))
+    assert agent.run_turn([], "go") == 0
+    (result,) = task_results(scripted_api)
+    assert result["content"] == (f"[the report (its first {budget:,} of {2 * budget:,} "
+                                 f"characters)]\n" + "r" * budget)
+
+
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_a_failed_subagents_last_words_are_cut_to_the_same_budget(scripted_api, make_agent):
+    agent = make_agent(SUBAGENT_MAX_ROUNDS=1)
+    budget = agent.REPORT_BUDGET
+    scripted_api.play(delegate([{"text": "w" * (2 * budget), "tool_calls": [LS]}]))
+    assert agent.run_turn([], "go") == 0
+    (result,) = task_results(scripted_api)
+    note = f"Its last message (its first {budget:,} of {2 * budget:,} characters):\n"
+    assert note + "w" * budget + "\nTry again" in result["content"]
+
+
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_results_come_back_in_call_order_when_other_calls_come_before_the_tasks(
+    scripted_api, agent, tmp_path
+):
+    (tmp_path / "a.txt").write_text("alpha\n")
+    read = {"name": "read_file", "input": {"path": "a.txt"}}
+    scripted_api.play({"turns": [{"tool_calls": [read, task(), ECHO]}, {"text": "Done."}],
+                       "tracks": [{"match": "CHILD:", "turns": [{"text": "report"}]}]})
+    history = []
+    assert agent.run_turn(history, "go") == 0
+    calls = [block.id for block in history[1]["content"] if block.type == "tool_use"]
+    results = history[2]["content"]
+    assert [result["tool_use_id"] for result in results] == calls
+    assert [result["content"] for result in results] == ["     1\talpha", "report",
+                                                          "x\n[exit code 0]"]
+    assert len(child_requests(scripted_api)) == 1
+
+
+@pytest.mark.parametrize("version", versions_from("v3"))
+def test_no_more_subagents_run_at_once_than_the_script_allows(scripted_api, agent, monkeypatch):
+    lock = threading.Lock()
+    running = []
+    most = [0]
+
+    def subagent(description: str, prompt: str, agent_type: str) -> str:
+        with lock:
+            running.append(prompt)
+            most[0] = max(most[0], len(running))
+        time.sleep(0.05)  # long enough for every free place to be taken meanwhile
+        with lock:
+            running.remove(prompt)
+        return "report"
+
+    monkeypatch.setitem(agent.TOOL_HANDLERS, "Task", subagent)
+    calls = [task(f"CHILD {number}") for number in range(agent.PARALLEL_SUBAGENTS + 2)]
+    scripted_api.play({"turns": [{"tool_calls": calls}, {"text": "Done."}]})
+    assert agent.run_turn([], "go") == 0
+    assert most[0] == agent.PARALLEL_SUBAGENTS
