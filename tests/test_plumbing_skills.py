@@ -3,7 +3,13 @@ that runs nothing."""
 
 import pytest
 
-from plumbing.skills import YAML_NODE_LIMIT, SkillSkipped, read_front_matter, read_skill_or_warn
+from plumbing.skills import (
+    YAML_NODE_LIMIT,
+    SkillSkipped,
+    read_front_matter,
+    read_skill_or_warn,
+    warn,
+)
 
 def test_a_python_tag_in_the_front_matter_runs_nothing(tmp_path):
     ran = tmp_path / "ran"
@@ -34,3 +40,8 @@ def test_a_front_matter_of_too_many_nodes_is_skipped_without_building_them(tmp_p
     skill_md.write_text(f"---\nname: my-skill\ndescription: d\nlist:\n{items}---\nbody\n")
     with pytest.raises(SkillSkipped, match=f"more than {YAML_NODE_LIMIT:,} YAML nodes"):
         read_front_matter(skill_md)
+
+
+def test_a_skill_warning_on_stderr_has_no_control_sequence(capsys):
+    warn("skill skipped: evil\x1b]52;c;cHduZWQ=\x07folder\x9d0;t\x9c")
+    assert capsys.readouterr().err == "[skill skipped: evil?folder?]\n"

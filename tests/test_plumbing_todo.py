@@ -12,3 +12,9 @@ def test_the_list_cuts_an_item_at_90_characters_and_an_error_names_it_in_40():
     item = {"content": "c" * 100, "status": "pending", "activeForm": "a"}
     assert render_todos([item], {"pending": "[ ]"}) == f"  [ ] {'c' * 89}…\n  0/1 done"
     assert item_label(3, item) == f"item 3 ('{'c' * 39}…')"
+
+
+def test_the_list_shows_its_items_without_control_sequences():
+    hostile = "a\x1b]0;title\x07b\x9b2Jc"  # a window title, and the 8-bit CSI
+    items = [{"content": hostile, "status": "in_progress", "activeForm": hostile}]
+    assert render_todos(items, {"in_progress": "[>]"}) == "  [>] a?b?c (a?b?c)\n  0/1 done"
