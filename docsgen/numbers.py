@@ -157,32 +157,28 @@ def changed_lines(old: str, new: str) -> int:
     return count
 
 
-def hygiene_sizes() -> dict:
-    """Run the context-hygiene benchmark; the largest main-agent request, inline and delegated."""
+def benchmark_json(script: str) -> dict:
+    """Run one of bench/'s benchmarks with --json and return what it printed."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "context_hygiene.py"), "--json"],
+        [sys.executable, str(ROOT / "bench" / script), "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"bench/context_hygiene.py --json failed:\n{done.stderr}")
+        raise RuntimeError(f"bench/{script} --json failed:\n{done.stderr}")
     return json.loads(done.stdout)
+
+
+def hygiene_sizes() -> dict:
+    """The context-hygiene benchmark: the largest main-agent request, inline and delegated."""
+    return benchmark_json("context_hygiene.py")
 
 
 def caching_figures() -> dict:
-    """Run the caching benchmark: a v1 session's input tokens, read from the cache and at most."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "caching.py"), "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"bench/caching.py --json failed:\n{done.stderr}")
-    return json.loads(done.stdout)
+    """The caching benchmark: a v1 session's input tokens, read from the cache and at most."""
+    return benchmark_json("caching.py")
 
 
 def main_agent_input(transcript: str) -> list[int]:
