@@ -81,15 +81,7 @@ def git_driver_settings(names: str) -> list[str]:
                             f"{driver!r}, which cannot be switched off safely")
         for setting, value in GIT_DRIVER_SETTINGS[kind].items():
             settings.append(f"{kind}.{driver}.{setting}={value}")
-    return without_repeats(settings)
-
-
-def without_repeats(items: list[str]) -> list[str]:
-    unique = []
-    for item in items:
-        if item not in unique:
-            unique.append(item)
-    return unique
+    return list(dict.fromkeys(settings))  # each setting once, in order
 
 
 def sandbox_argv(workdir: Path) -> list[str]:

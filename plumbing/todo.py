@@ -1,13 +1,11 @@
 """v2+: the todo list's rules, and how the list is shown."""
 
+from plumbing.budget import cut_short
 from plumbing.screen import plain
 
 def shorten(text: str, width: int = 60) -> str:
     """One line of at most `width` characters, with no escape codes."""
-    text = plain(" ".join(text.split()))
-    if len(text) <= width:
-        return text
-    return text[:width - 1] + "…"
+    return cut_short(plain(" ".join(text.split())), width)
 
 
 def first_broken_rule(items: list[dict], limit: int, marks: dict) -> str | None:
