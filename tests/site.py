@@ -7,6 +7,7 @@ serves it (/<repository>/ and /<repository>/ja/), missing pages answered by the 
 
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -95,8 +96,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return  # a worker, or a run inside one (the workshop's checks): the build is the run's
     if config.rootpath != ROOT or docs_tools_missing():
         return  # a run of another folder (the workshop's pytester runs), or no docs tools
-    if config.args and not any(reads_the_site(arg) for arg in config.args):
-        return  # a run of files that do not read the site
+    here = config.invocation_params.dir
+    if not any(reads_the_site(here / arg.split("::")[0]) for arg in config.args):
+        return  # a run of files that do not read the site (an exercise's checks, for example)
     root = config._tmp_path_factory.getbasetemp()
     log = open(root / "site.log", "w")  # noqa: SIM115 - closed by the process that waits for it
     process = subprocess.Popen(
@@ -105,6 +107,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         stdout=log,
         stderr=subprocess.STDOUT,
         env=BUILD_ENV,
+        start_new_session=True,  # a group of its own, so that stopping it stops the build too
     )
     config.stash[BACKGROUND] = process
 
@@ -112,11 +115,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 SITE_READERS = ("test_docs", "test_browser", "test_hood", "test_layout")
 
 
-def reads_the_site(arg: str) -> bool:
-    """Whether a command-line argument may select a test that reads the site: a folder (the
-    default run: tests/ and workshop/) or one of the files that do."""
-    path = Path(arg.split("::")[0])
-    return path.is_dir() or any(name in path.name for name in SITE_READERS)
+def reads_the_site(path: Path) -> bool:
+    """Whether a path given on the command line (or in testpaths) may select a test that reads
+    the site: one of those files, or a folder that holds one (the project, tests/)."""
+    readers = [ROOT / "tests" / f"{name}.py" for name in SITE_READERS]
+    path = path.resolve()
+    return any(reader == path or path in reader.parents for reader in readers)
 
 
 BACKGROUND = pytest.StashKey[subprocess.Popen]()
@@ -133,7 +137,16 @@ code = subprocess.run([sys.executable, "-m", "docsgen", "--offline", "--site-dir
 def pytest_sessionfinish(session: pytest.Session) -> None:
     process = session.config.stash.get(BACKGROUND, None)
     if process is not None and process.poll() is None:
-        process.kill()  # the run ended (or was stopped) before it needed the site
+        stop_group(process)  # the run ended (or was stopped) before it needed the site
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """Stop the build and the processes it started (the build runs demos and mkdocs)."""
+    if hasattr(os, "killpg"):
+        os.killpg(process.pid, signal.SIGKILL)
+    else:
+        process.kill()
+    process.wait()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from html import unescape
 from pathlib import Path
 from urllib.parse import urljoin
@@ -29,7 +30,7 @@ from docsgen.generated import (
 from docsgen.numbers import PLACEHOLDER, changed_lines
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
-from tests.site import SEARCH_CASES
+from tests.site import SEARCH_CASES, reads_the_site
 from tests.test_diff_budget import removed_or_changed
 
 DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
@@ -440,6 +441,58 @@ def test_a_plain_mkdocs_build_stops_with_one_line_and_deletes_nothing(tmp_path):
     assert (site / "ja" / "index.html").read_text() == "the Japanese site"
 
 
+def test_only_a_run_that_may_read_the_site_builds_it_and_a_run_that_ends_stops_its_build(
+    tmp_path,
+):
+    """An attendee's `python -m pytest workshop/01-search-tool` starts no docs build; a run of
+    tests/ starts one at once, in the background, and stops it with all it started if it ends
+    first (here: a run that only collects)."""
+    assert reads_the_site(ROOT) and reads_the_site(ROOT / "tests")
+    assert reads_the_site(ROOT / "tests" / "test_browser.py")
+    assert not reads_the_site(ROOT / "workshop" / "01-search-tool")
+    assert not reads_the_site(ROOT / "workshop")
+    assert not reads_the_site(ROOT / "tests" / "agents.py")
+    base = tmp_path / "run"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/test_terms.py",
+            "tests/test_hood.py",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:cacheprovider",
+            "--basetemp",
+            str(base),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (base / "site.log").exists(), "the run of test_hood.py started no build"
+    time.sleep(0.2)
+    left = [command for command in command_lines() if str(base) in command]
+    assert not left, f"the build outlived the run: {left}"
+
+
+def command_lines() -> list[str]:
+    """The command lines of the processes running now (Linux: from /proc; elsewhere none)."""
+    lines = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            lines.append(path.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            pass  # it ended meanwhile
+    return lines
+
+
 # -- numbers and transcripts: made by the build, the same on every build
 # -------------------------------------------------------------------------------------------------
 
@@ -589,10 +642,18 @@ def test_the_ten_line_loop_of_the_v1_chapter_runs_against_the_scripted_model(
 
     monkeypatch.chdir(tmp_path)
     v1 = load_agent("v1")
-    scripted_api.play({"turns": [
-        {"tool_calls": [{"name": "write_file", "input": {"path": "hi.txt", "content": "hi"}}]},
-        {"text": "Wrote hi.txt."},
-    ]})
+    scripted_api.play(
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "write_file", "input": {"path": "hi.txt", "content": "hi"}}
+                    ]
+                },
+                {"text": "Wrote hi.txt."},
+            ]
+        }
+    )
     messages = [{"role": "user", "content": "write hi.txt"}]
     answer = agent_loop(v1.client, v1.MODEL_ID, v1.TOOLS, v1.TOOL_HANDLERS, messages)
     assert answer == "Wrote hi.txt." and (tmp_path / "hi.txt").read_text() == "hi"
