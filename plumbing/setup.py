@@ -1,6 +1,7 @@
 """Start-up checks, the API client's retry notices, and failures explained in one line each."""
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -8,6 +9,7 @@ import threading
 from pathlib import Path
 
 import anthropic
+import httpx2
 
 from plumbing.budget import cut_short, make_room
 from plumbing.commands import end_every_process_started
@@ -47,7 +49,16 @@ def with_retry_notices(screen: Screen, max_retries: int = anthropic.DEFAULT_MAX_
         last_failure.why = ""
 
     return anthropic.DefaultHttpxClient(event_hooks={"request": [on_request],
-                                                     "response": [on_response]})
+                                                     "response": [on_response]},
+                                        verify=trusted_certificates())
+
+
+@functools.cache
+def trusted_certificates():
+    """The certificates a server must be signed by, as the SDK's HTTP library finds them
+    (httpx's public create_ssl_context). Reading them takes about 15 ms, so a program reads
+    them once, however many clients it makes (a test run makes a thousand)."""
+    return httpx2.create_ssl_context()
 
 
 def retryable(response) -> bool:

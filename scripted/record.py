@@ -26,6 +26,7 @@ import argparse
 import codecs
 import datetime
 import functools
+import importlib.metadata
 import json
 import os
 import re
@@ -45,7 +46,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import anthropic
 from dotenv import dotenv_values
 
 from scripted import ROOT, SCRIPTS
@@ -373,7 +373,9 @@ def sdk_version(exchanges: list[Exchange]) -> str:
     for exchange in exchanges:
         if "x-stainless-package-version" in exchange.headers:
             return f"anthropic-python {exchange.headers['x-stainless-package-version']}"
-    return f"anthropic-python {anthropic.__version__}"
+    # The installed version, read from its metadata: importing the SDK here would cost each demo
+    # and replay a second of start-up for one string (the script it runs imports it anyway).
+    return f"anthropic-python {importlib.metadata.version('anthropic')}"
 
 
 def model_of(exchanges: list[Exchange]) -> str:

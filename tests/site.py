@@ -100,16 +100,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if not any(reads_the_site(here / arg.split("::")[0]) for arg in config.args):
         return  # a run of files that do not read the site (an exercise's checks, for example)
     root = config._tmp_path_factory.getbasetemp()
-    log = open(root / "site.log", "w")  # noqa: SIM115 - closed by the process that waits for it
-    process = subprocess.Popen(
-        [sys.executable, "-c", BACKGROUND_BUILD, str(root)],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=BUILD_ENV,
-        start_new_session=True,  # a group of its own, so that stopping it stops the build too
-    )
-    config.stash[BACKGROUND] = process
+    build = [sys.executable, "-c", BACKGROUND_BUILD, str(root)]
+    config.stash[BACKGROUND] = start_in_background(build, root / "site.log")
+
+
+def start_in_background(command: list[str], log: Path) -> subprocess.Popen:
+    """Start the command in a process group of its own, so that stop_group stops it with every
+    process it started; what it prints goes to log."""
+    with open(log, "w") as output:
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=BUILD_ENV,
+            start_new_session=True,
+        )
 
 
 SITE_READERS = ("test_docs", "test_browser", "test_hood", "test_layout")

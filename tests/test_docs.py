@@ -30,7 +30,7 @@ from docsgen.generated import (
 from docsgen.numbers import PLACEHOLDER, changed_lines
 from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
-from tests.site import SEARCH_CASES, reads_the_site
+from tests.site import SEARCH_CASES, reads_the_site, start_in_background, stop_group
 from tests.test_diff_budget import removed_or_changed
 
 DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
@@ -441,56 +441,41 @@ def test_a_plain_mkdocs_build_stops_with_one_line_and_deletes_nothing(tmp_path):
     assert (site / "ja" / "index.html").read_text() == "the Japanese site"
 
 
-def test_only_a_run_that_may_read_the_site_builds_it_and_a_run_that_ends_stops_its_build(
+def test_only_a_run_that_may_read_the_site_builds_it_and_stopping_the_build_stops_all_it_started(
     tmp_path,
 ):
-    """An attendee's `python -m pytest workshop/01-search-tool` starts no docs build; a run of
-    tests/ starts one at once, in the background, and stops it with all it started if it ends
-    first (here: a run that only collects)."""
+    """An attendee's `python -m pytest workshop/01-search-tool` starts no docs build, a run of
+    tests/ starts one at once in the background; if the run ends first, it stops the build and
+    the processes the build started (demos, benchmarks), not only the first."""
     assert reads_the_site(ROOT) and reads_the_site(ROOT / "tests")
     assert reads_the_site(ROOT / "tests" / "test_browser.py")
     assert not reads_the_site(ROOT / "workshop" / "01-search-tool")
     assert not reads_the_site(ROOT / "workshop")
     assert not reads_the_site(ROOT / "tests" / "agents.py")
-    base = tmp_path / "run"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "tests/test_terms.py",
-            "tests/test_hood.py",
-            "--collect-only",
-            "-q",
-            "-p",
-            "no:xdist",
-            "-p",
-            "no:cacheprovider",
-            "--basetemp",
-            str(base),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert (base / "site.log").exists(), "the run of test_hood.py started no build"
-    time.sleep(0.2)
-    left = [command for command in command_lines() if str(base) in command]
-    assert not left, f"the build outlived the run: {left}"
+    started = tmp_path / "grandchild"
+    build = f"import subprocess; subprocess.run(['sh', '-c', 'echo $$ > {started}; exec sleep 30'])"
+    process = start_in_background([sys.executable, "-c", build], tmp_path / "log")
+    deadline = time.monotonic() + 10
+    while not started.exists() or not started.read_text().strip():
+        assert time.monotonic() < deadline, "the stand-in build never started its child"
+        time.sleep(0.02)
+    stop_group(process)
+    grandchild = int(started.read_text())
+    time.sleep(0.1)
+    assert not alive(grandchild), "a process the build started outlived it"
 
 
-def command_lines() -> list[str]:
-    """The command lines of the processes running now (Linux: from /proc; elsewhere none)."""
-    lines = []
-    for path in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            lines.append(path.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
-        except OSError:
-            pass  # it ended meanwhile
-    return lines
+def alive(pid: int) -> bool:
+    """Whether a process runs; a zombie (ended, not yet reaped by its new parent) does not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return sys.platform != "linux"  # no /proc to ask: os.kill found it
+    return state != "Z"
 
 
 # -- numbers and transcripts: made by the build, the same on every build

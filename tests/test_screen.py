@@ -4,11 +4,14 @@ retry, a failed command shown as failed, an empty task refused, v2's todo list s
 model's thinking set apart from its reply."""
 
 import io
+import ssl
 
+import httpx2
 import pytest
 from rich.console import Console
 
 from plumbing.screen import THINKING_MARK, Screen
+from plumbing.setup import trusted_certificates
 from tests.agents import ROOT, SCRIPTS, call_tool, once, run_in_process, versions_from
 
 OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}
@@ -33,6 +36,15 @@ def test_each_retry_gets_a_line_with_its_reason_attempt_and_wait(scripted_api, a
     assert len(notices) == 2
     assert "retrying: the API answered 529; attempt 2 of 3" in notices[0]
     assert "attempt 3 of 3" in notices[1]
+
+
+def test_the_client_checks_certificates_as_the_sdks_would_reading_them_once_per_program():
+    """The retry notices need a client of our own; it verifies the server as the SDK's default
+    client does, with the same certificates, read once however many clients a program makes."""
+    context = trusted_certificates()
+    assert context is trusted_certificates()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats() == httpx2.create_ssl_context().cert_store_stats()
 
 
 @once("v1")
