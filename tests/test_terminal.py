@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, run_script, versions_from
+from tests.agents import ROOT, SCRIPTS, once, run_in_process
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
 pyte = pytest.importorskip("pyte", reason="pyte is in requirements-dev.txt")
@@ -49,11 +49,13 @@ def spawn(version: str, tmp_path, columns: int = 100):
 
 
 def leave_and_read_the_screen(child, columns: int) -> list[str]:
-    """Ctrl-D at the prompt; then the lines of the screen the session left, as a terminal shows
-    them (pyte plays back every control code the script sent)."""
+    """Ctrl-D at the prompt, which leaves with exit code 0; then the lines of the screen the
+    session left, as a terminal shows them (pyte plays back every control code the script sent)."""
     child.expect("you> ")
     child.send(CTRL_D)
     child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, "Ctrl-D at the prompt did not leave with exit code 0"
     screen = pyte.Screen(columns, 24)
     pyte.ByteStream(screen).feed(child.logfile_read.getvalue().encode("utf-8"))
     return screen.display
@@ -104,17 +106,8 @@ def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(
     assert "hello world" in (tmp_path / "history").read_text()
 
 
-def test_ctrl_d_leaves_with_exit_code_0(scripted_api, tmp_path):
-    child = spawn("v1", tmp_path)
-    child.expect("you> ")
-    child.send(CTRL_D)
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0 and scripted_api.requests == []
-
-
 @pytest.mark.allow_leftover_turns  # the subagent is stopped before it asks for its second turn
-@pytest.mark.parametrize("version", versions_from("v3"))
+@once("v3")  # the commands' plumbing; each version's loop meets Ctrl-C in test_subagents.py
 def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(
     scripted_api, version, tmp_path
 ):
@@ -179,7 +172,7 @@ def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(
 DESCRIPTION = "リポジトリ全体のテストの構成を調べて失敗しているものを一覧にする作業"
 
 
-@pytest.mark.parametrize("version", versions_from("v3"))
+@once("v3")  # the status board's plumbing
 def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, version, tmp_path):
     tool = {"name": "read_only_bash", "input": {"command": "ls"}}
     scripted_api.play(
@@ -219,9 +212,17 @@ def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, v
 
 
 def test_the_spinner_shows_what_the_agent_waits_for_and_is_erased(scripted_api, tmp_path):
-    scripted_api.play({"turns": [
-        {"latency": 1.2, "tool_calls": [{"name": "bash", "input": {"command": "sleep 1.2"}}]},
-        {"latency": 0.1, "text": "All done."}]})
+    scripted_api.play(
+        {
+            "turns": [
+                {
+                    "latency": 1.2,
+                    "tool_calls": [{"name": "bash", "input": {"command": "sleep 1.2"}}],
+                },
+                {"latency": 0.1, "text": "All done."},
+            ]
+        }
+    )
     child = spawn("v1", tmp_path)
     child.expect("you> ")
     child.send("go\r")
@@ -235,7 +236,7 @@ def test_the_spinner_shows_what_the_agent_waits_for_and_is_erased(scripted_api, 
 
 def test_piped_output_has_no_spinner(scripted_api, tmp_path):
     scripted_api.play({"turns": [{"latency": 1.2, "text": "All done."}]})
-    done = run_script("v1", "--workdir", str(tmp_path), "go")
+    done = run_in_process(ROOT / SCRIPTS["v1"], "--workdir", str(tmp_path), "go")
     assert done.returncode == 0 and "All done." in done.stdout
     assert "waiting for" not in done.stdout and "\r" not in done.stdout
 
@@ -255,6 +256,8 @@ def test_backspace_after_japanese_deletes_one_character_and_markdown_is_rendered
     child.send("日本語です" + BACKSPACE * 2 + "\r")
     child.expect("bold")
     display = "\n".join(leave_and_read_the_screen(child, 100))
-    assert user_texts(scripted_api.requests[0]) == ["日本語"]
+    assert [user_texts(request) for request in scripted_api.requests] == [
+        ["日本語"]
+    ]  # none on Ctrl-D
     assert "Here is bold text." in display and "**" not in display and "```" not in display
     assert "code()" in display
