@@ -2,7 +2,9 @@
 
 Every ```bash block of README.md and README_ja.md is split into commands; venv, activate and pip
 steps are skipped (CI has just done them). A version script runs against the scripted server with a
-one-turn scenario; the test command only collects, since this test is part of the run it would
+one-turn scenario, in this process: its main(), with the command's arguments, input and folder (a
+second interpreter would only import the SDK again; the last test runs a script as a process of
+its own). The test command only collects, since this test is part of the run it would
 start. """
 
 import os
@@ -13,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.agents import ROOT
+from tests.agents import ROOT, run_in_process
 
 INSTALL_STEPS = ("python -m venv", "py -m venv", ". .venv/bin/activate", "pip install")
 
@@ -51,8 +53,14 @@ def test_readme_command_works(command, scripted_api, tmp_path):
         # same, and collecting every test again would cost as much as a worker's start.
         argv += ["--collect-only", "-n", "0", "-q", "tests/test_readme.py"]
     words = [word for word in argv[2:] if not word.startswith("--") and word != str(tmp_path)]
-    if re.fullmatch(r"v\d_\w+\.py", argv[1]) and words:  # a one-shot task: the model answers once
+    script = re.fullmatch(r"v\d_\w+\.py", argv[1])
+    if script and words:  # a one-shot task: the model answers once
         scripted_api.play({"turns": [{"text": "Hello from the scripted model."}]})
+    if script:
+        done = run_in_process(ROOT / argv[1], *argv[2:], cwd=ROOT, input_text="q\n")
+        assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        assert ("Hello from the scripted model." in done.stdout) == bool(words), done.stdout
+        return
     done = subprocess.run(
         argv,
         cwd=ROOT,
