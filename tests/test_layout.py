@@ -6,10 +6,14 @@ Uses the browser and the offline tab of tests/test_browser.py and the one test b
 each diagram inside a closed shadow root; the tab opens those roots, so that the checks can look in.
 """
 
+import json
+import os
+import shutil
 from collections.abc import Iterator
 
 import pytest
 
+from docsgen.serve import serving
 from tests.test_browser import (
     CODE_THAT_SCROLLS,
     DIFF_LINES_NOT_FULL_WIDTH,
@@ -182,9 +186,31 @@ BROKEN_WORDS = """(words) => {
 }"""
 
 
+@pytest.fixture(scope="module")
+def site_without_search(built_site, tmp_path_factory) -> Iterator[str]:
+    """The test build, served with a search index that holds no page: a tab that does not search
+    then spends no time (half a second of CPU a page) building the index, and search still starts
+    as it does on the site. The files are the build's own, linked, not copied."""
+    copy = tmp_path_factory.mktemp("no-search") / "site"
+    shutil.copytree(built_site, copy, copy_function=link_or_copy)
+    for index in copy.glob("**/search/search_index.json"):
+        settings = json.loads(index.read_text(encoding="utf-8"))["config"]
+        index.unlink()  # a link to the build's file: write a new one, not into that
+        index.write_text(json.dumps({"config": settings, "docs": []}), encoding="utf-8")
+    with serving(copy) as base:
+        yield base
+
+
+def link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # a file system without hard links
+        shutil.copy2(source, target)
+
+
 @pytest.fixture
-def layout_tab(browser, built_site) -> Iterator[OfflineTab]:  # noqa: F811 (the fixture above)
-    tab = OfflineTab(browser, empty_search_of=built_site)
+def layout_tab(browser) -> Iterator[OfflineTab]:  # noqa: F811 (the fixture above)
+    tab = OfflineTab(browser)
     tab.context.set_default_timeout(15_000)
     tab.context.add_init_script(OPEN_SHADOW_ROOTS)
     yield tab
@@ -206,7 +232,7 @@ def layout_problems(tab: OfflineTab, language: str) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_every_page_loads_offline_and_reads_well_on_a_phone_and_a_desktop(
-    layout_tab, served_site, built_site, language
+    layout_tab, site_without_search, built_site, language
 ):
     """Each page is opened once, offline, on a phone, then the window is widened to a desktop's:
     the layout follows the width (CSS, and the charts' container queries) without loading the
@@ -214,7 +240,7 @@ def test_every_page_loads_offline_and_reads_well_on_a_phone_and_a_desktop(
     code, opens its first model call, and its language switch leads to the same page."""
     skip_without_mermaid(built_site)
     tab = layout_tab
-    here, there = served_site, served_site + "ja/"
+    here, there = site_without_search, site_without_search + "ja/"
     if language == "ja":
         here, there = there, here
     other = "en" if language == "ja" else "ja"
