@@ -106,49 +106,52 @@ def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(
     assert "hello world" in (tmp_path / "history").read_text()
 
 
-@pytest.mark.allow_leftover_turns  # the subagent is stopped before it asks for its second turn
-@once("v3")  # the commands' plumbing; each version's loop meets Ctrl-C in test_subagents.py
-def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(
+DESCRIPTION = "リポジトリ全体のテストの構成を調べて失敗しているものを一覧にする作業"
+
+
+def task_call(description: str, prompt: str, agent_type: str) -> dict:
+    return {
+        "tool_calls": [
+            {
+                "name": "Task",
+                "input": {"description": description, "prompt": prompt, "agent_type": agent_type},
+            }
+        ]
+    }
+
+
+@pytest.mark.allow_leftover_turns  # the slow subagent is stopped before it asks for its 2nd turn
+@once("v3")  # the status board's and the commands' plumbing; each loop meets Ctrl-C elsewhere
+def test_a_subagent_keeps_one_status_line_at_80_columns_and_ctrl_c_kills_its_command(
     scripted_api, version, tmp_path
 ):
+    """A description wider than the terminal leaves one status line, not one per redraw; Ctrl-C
+    while a subagent's command runs kills that command and comes back to the prompt
+    (test_subagents.py stops subagents with Ctrl-C in every version, in-process)."""
+    look = {"name": "read_only_bash", "input": {"command": "ls"}}
+    slow = {"name": "bash", "input": {"command": "touch started.flag; sleep 1; touch late.txt"}}
     scripted_api.play(
         {
             "turns": [
-                {
-                    "tool_calls": [
-                        {
-                            "name": "Task",
-                            "input": {
-                                "description": "slow job",
-                                "prompt": "SLOW-JOB: run it",
-                                "agent_type": "code",
-                            },
-                        }
-                    ]
-                },
+                task_call(DESCRIPTION, "WIDE: look", "explore"),
+                {"text": "Done."},
+                task_call("slow job", "SLOW-JOB: run it", "code"),
                 {"expect": {"last_user_contains": "never mind"}, "text": "Stopped. What next?"},
             ],
             "tracks": [
                 {
-                    "match": "SLOW-JOB",
-                    "turns": [
-                        {
-                            "tool_calls": [
-                                {
-                                    "name": "bash",
-                                    "input": {
-                                        "command": "touch started.flag; sleep 1; touch late.txt"
-                                    },
-                                }
-                            ]
-                        },
-                        {"text": "done"},
-                    ],
-                }
+                    "match": "WIDE",
+                    "turns": [{"latency": 0.2, "tool_calls": [look]}] * 4
+                    + [{"latency": 0.2, "text": "report"}],
+                },
+                {"match": "SLOW-JOB", "turns": [{"tool_calls": [slow]}, {"text": "done"}]},
             ],
         }
     )
-    child = spawn(version, tmp_path)
+    child = spawn(version, tmp_path, columns=80)
+    child.expect("you> ")
+    child.send("look\r")
+    child.expect("Done.")
     child.expect("you> ")
     child.send("run the slow job\r")
     deadline = time.monotonic() + 15
@@ -162,56 +165,23 @@ def test_ctrl_c_during_a_subagent_kills_its_command_and_returns_to_the_prompt(
     child.expect("Stopped. What next?")
     time.sleep(max(0.0, 2 - (time.monotonic() - stopped)))  # it would have touched it at 1 s
     assert not (tmp_path / "late.txt").exists(), "a subagent's command went on after Ctrl-C"
-    child.send(CTRL_D)
-    child.expect(pexpect.EOF, timeout=5)  # exit does not wait for a worker thread
-    child.close()
-    assert child.exitstatus == 0
-    assert "Traceback" not in child.logfile_read.getvalue()
-
-
-DESCRIPTION = "リポジトリ全体のテストの構成を調べて失敗しているものを一覧にする作業"
-
-
-@once("v3")  # the status board's plumbing
-def test_a_wide_description_at_80_columns_leaves_one_status_line(scripted_api, version, tmp_path):
-    tool = {"name": "read_only_bash", "input": {"command": "ls"}}
-    scripted_api.play(
-        {
-            "turns": [
-                {
-                    "tool_calls": [
-                        {
-                            "name": "Task",
-                            "input": {
-                                "description": DESCRIPTION,
-                                "prompt": "WIDE: look",
-                                "agent_type": "explore",
-                            },
-                        }
-                    ]
-                },
-                {"text": "Done."},
-            ],
-            "tracks": [
-                {
-                    "match": "WIDE",
-                    "turns": [{"latency": 0.2, "tool_calls": [tool]}] * 4
-                    + [{"latency": 0.2, "text": "report"}],
-                }
-            ],
-        }
-    )
-    child = spawn(version, tmp_path, columns=80)
-    child.expect("you> ")
-    child.send("look\r")
-    child.expect("Done.")
-    display = leave_and_read_the_screen(child, 80)
+    display = leave_and_read_the_screen(child, 80)  # exit does not wait for a worker thread
     status_lines = [line for line in display if line.startswith("[explore]")]
     assert len(status_lines) == 1, "\n".join(display)
     assert "done" in status_lines[0]
+    assert "Traceback" not in child.logfile_read.getvalue()
 
 
-def test_the_spinner_shows_what_the_agent_waits_for_and_is_erased(scripted_api, tmp_path):
+BACKSPACE = "\x7f"
+
+
+def test_the_spinner_is_erased_backspace_deletes_a_whole_japanese_character_and_markdown_renders(
+    scripted_api, tmp_path
+):
+    """The spinner says what the agent waits for, and is erased each time. prompt_toolkit edits
+    the line itself, so backspace removes a whole character on every Python build (one linked
+    with libedit deleted one byte of it). The reply's markdown is rendered, not shown as raw **
+    and fences."""
     scripted_api.play(
         {
             "turns": [
@@ -220,6 +190,7 @@ def test_the_spinner_shows_what_the_agent_waits_for_and_is_erased(scripted_api, 
                     "tool_calls": [{"name": "bash", "input": {"command": "sleep 1.2"}}],
                 },
                 {"latency": 0.1, "text": "All done."},
+                {"text": "Here is **bold** text.\n\n```\ncode()\n```\n"},
             ]
         }
     )
@@ -229,9 +200,16 @@ def test_the_spinner_shows_what_the_agent_waits_for_and_is_erased(scripted_api, 
     child.expect("waiting for the model … 1 s")  # the reply takes 1.2 s
     child.expect("running bash … 1 s")  # so does the command
     child.expect("All done.")
+    child.expect("you> ")
+    child.send("日本語です" + BACKSPACE * 2 + "\r")
+    child.expect("bold")
     shown = "\n".join(leave_and_read_the_screen(child, 100))
     assert "waiting for" not in shown and "running bash" not in shown, shown  # erased each time
     assert "All done." in shown
+    assert user_texts(scripted_api.requests[-1]) == ["日本語"]
+    assert len(scripted_api.requests) == 3  # none on Ctrl-D
+    assert "Here is bold text." in shown and "**" not in shown and "```" not in shown
+    assert "code()" in shown
 
 
 def test_piped_output_has_no_spinner(scripted_api, tmp_path):
@@ -239,25 +217,3 @@ def test_piped_output_has_no_spinner(scripted_api, tmp_path):
     done = run_in_process(ROOT / SCRIPTS["v1"], "--workdir", str(tmp_path), "go")
     assert done.returncode == 0 and "All done." in done.stdout
     assert "waiting for" not in done.stdout and "\r" not in done.stdout
-
-
-BACKSPACE = "\x7f"
-
-
-def test_backspace_after_japanese_deletes_one_character_and_markdown_is_rendered(
-    scripted_api, tmp_path
-):
-    """prompt_toolkit edits the line itself, so backspace removes a whole character on every
-    Python build (one linked with libedit deleted one byte of it); the reply's markdown is
-    rendered, not shown as raw ** and fences."""
-    scripted_api.play({"turns": [{"text": "Here is **bold** text.\n\n```\ncode()\n```\n"}]})
-    child = spawn("v1", tmp_path)
-    child.expect("you> ")
-    child.send("日本語です" + BACKSPACE * 2 + "\r")
-    child.expect("bold")
-    display = "\n".join(leave_and_read_the_screen(child, 100))
-    assert [user_texts(request) for request in scripted_api.requests] == [
-        ["日本語"]
-    ]  # none on Ctrl-D
-    assert "Here is bold text." in display and "**" not in display and "```" not in display
-    assert "code()" in display
