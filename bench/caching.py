@@ -90,7 +90,7 @@ def prompt_tokens(usage: dict) -> int:
 
 def main() -> None:
     figures = measure()
-    if sys.argv[1:] == ["--json"]:  # for the docs build: python bench/caching.py --json
+    if sys.argv[1:] == ["--json"]:  # what the docs build measures
         print(json.dumps(figures))
         return
     total = figures["input"]

@@ -117,7 +117,7 @@ def measure() -> dict:
 
 def main() -> None:
     sizes = measure()
-    if sys.argv[1:] == ["--json"]:  # for the docs build: python bench/context_hygiene.py --json
+    if sys.argv[1:] == ["--json"]:  # what the docs build measures
         print(json.dumps(sizes))
         return
     previous, read_inline, read_by_subagent = sizes["previous"], sizes["inline"], sizes["delegated"]

@@ -239,7 +239,7 @@ def bar_chart(
 
 
 def context_hygiene_chart(hygiene: dict, language: str) -> str:
-    """hygiene: what `bench/context_hygiene.py --json` printed (docsgen/numbers.py runs it)."""
+    """hygiene: what `bench/context_hygiene.py --json` printed (docsgen/numbers.py measures it)."""
     labels = LABELS[language]
     rows: list[Bar | Group] = []
     for run, group in [("inline", "inline_group"), ("delegated", "delegated_group")]:

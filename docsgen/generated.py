@@ -38,7 +38,7 @@ from pathlib import Path
 from docsgen.changes import card_files, what_changed
 from docsgen.charts import chart_files
 from docsgen.hood import hide_folder, hood_files, load_recording
-from docsgen.numbers import caching_figures, hygiene_sizes, page_numbers
+from docsgen.numbers import benchmark_figures, page_numbers
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS
@@ -248,8 +248,7 @@ def expected_files() -> dict[Path, str]:
     # Each demo, and the benchmark the pages quote, is a separate process: they run side by side.
     # One run of each demo makes its transcript and, recorded, its "Under the hood" pages.
     with tempfile.TemporaryDirectory(prefix="docsgen-") as folder, ThreadPoolExecutor() as pool:
-        hygiene = pool.submit(hygiene_sizes)
-        caching = pool.submit(caching_figures)
+        benchmarks = pool.submit(benchmark_figures)
         records = {version: Path(folder) / f"{version}.json" for version in versions}
         runs = pool.map(demo_transcript, versions, records.values())
         transcripts = dict(zip(versions, runs, strict=True))
@@ -257,13 +256,14 @@ def expected_files() -> dict[Path, str]:
     made.update(hood_files(recordings))
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
-    numbers = page_numbers(hygiene.result(), transcripts, caching.result())
+    figures = benchmarks.result()
+    numbers = page_numbers(figures["hygiene"], transcripts, figures["caching"])
     for script in VERSIONS.values():
         if (ROOT / script).exists():
             for name, first in section_first_lines(ROOT / script).items():
                 numbers[f"lines.{Path(script).stem}/{name}"] = str(first)
     files[NUMBERS] = json.dumps(numbers, indent=2) + "\n"
-    made.update(chart_files(hygiene.result()))
+    made.update(chart_files(figures["hygiene"]))
     files.update({GENERATED / path: text for path, text in made.items()})
     return files
 

@@ -4,9 +4,10 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     constants of the scripts and benchmarks   read from their source (ast), never run; every
                                               number constant of a script is there, by name:
                                               {{ v3.REPORT_BUDGET }} is v3_subagents.py's
-    the context-hygiene benchmark             run (`bench/context_hygiene.py --json`); its sizes
-                                              do not depend on the machine
-    the caching benchmark                     run (`bench/caching.py --json`), the same way
+    the context-hygiene benchmark             run, with the caching one, in one process (what
+                                              `bench/context_hygiene.py --json` prints); its
+                                              sizes do not depend on the machine
+    the caching benchmark                     run the same way (`bench/caching.py --json`)
     the models the scripted server knows      scripted/models.py: each one's cache minimum, ...
     a setting's default                       `MAX_TOKENS = int(os.environ.get("MAX_TOKENS",
                                               64_000))` gives {{ v1.MAX_TOKENS }}
@@ -157,28 +158,29 @@ def changed_lines(old: str, new: str) -> int:
     return count
 
 
-def benchmark_json(script: str) -> dict:
-    """Run one of bench/'s benchmarks with --json and return what it printed."""
+# The two benchmarks the pages quote, measured in one process: each would import the SDK again.
+BENCHMARKS = """
+import json, sys
+sys.path.insert(0, "bench")
+import caching, context_hygiene
+print(json.dumps({"caching": caching.measure(), "hygiene": context_hygiene.measure()}))
+"""
+
+
+def benchmark_figures() -> dict:
+    """bench/context_hygiene.py's sizes ("hygiene": the largest main-agent request, inline and
+    delegated) and bench/caching.py's figures ("caching": a v1 session's input tokens, read
+    from the cache and at most), as each prints them with --json."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), "--json"],
+        [sys.executable, "-c", BENCHMARKS],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"bench/{script} --json failed:\n{done.stderr}")
+        raise RuntimeError(f"the benchmarks failed:\n{done.stderr}")
     return json.loads(done.stdout)
-
-
-def hygiene_sizes() -> dict:
-    """The context-hygiene benchmark: the largest main-agent request, inline and delegated."""
-    return benchmark_json("context_hygiene.py")
-
-
-def caching_figures() -> dict:
-    """The caching benchmark: a v1 session's input tokens, read from the cache and at most."""
-    return benchmark_json("caching.py")
 
 
 def main_agent_input(transcript: str) -> list[int]:
