@@ -43,3 +43,22 @@ def pytest_xdist_auto_num_workers(config):
     """`-n auto`: two workers per core. Most tests wait (on a subprocess, the scripted server's
     latency, a pseudo-terminal), so a core has time for a second worker meanwhile."""
     return 2 * (os.cpu_count() or 1)
+
+
+BROWSER_TESTS = ("tests/test_browser.py", "tests/test_layout.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist, the browser tests all run in one worker, with one Chromium: its cache
+    then keeps the site's scripts compiled from one page to the next. Spread over four workers,
+    the same tests took a third more CPU (four browsers, each compiling mermaid again). Every
+    other test is a unit of its own; the largest unit (the browser's) is handed out first, and
+    waits there for the docs build that started with the run."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "the browser" if nodeid.startswith(BROWSER_TESTS) else nodeid
+
+    return BrowserTestsTogether(config, log)

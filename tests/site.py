@@ -7,7 +7,9 @@ serves it (/<repository>/ and /<repository>/ja/), missing pages answered by the 
 
 import importlib.util
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -205,3 +207,25 @@ def served_site(built_site: Path) -> Iterator[str]:
     """The base address of the English site, e.g. http://127.0.0.1:PORT/how-coding-agents-work/."""
     with serving(built_site) as base:
         yield base
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator:
+    """Headless Chromium (Debian's package), driven by Playwright, offline: one per test process,
+    for tests/test_browser.py and tests/test_layout.py (a launch costs half a second of CPU)."""
+    playwright_api = pytest.importorskip(
+        "playwright.sync_api",
+        reason="Playwright is not installed (pip install -r requirements-dev.txt)",
+    )
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium here (Debian: apt-get install chromium; .ci/run installs it)")
+    with socket.socket() as nowhere, playwright_api.sync_playwright() as playwright:
+        nowhere.bind(("127.0.0.1", 0))  # a port of ours that never listens: connections fail
+        proxy = {"server": f"http://127.0.0.1:{nowhere.getsockname()[1]}", "bypass": "127.0.0.1"}
+        try:  # the served site, on 127.0.0.1, is reached directly
+            launched = playwright.chromium.launch(executable_path=chromium, proxy=proxy)
+        except playwright_api.Error as error:
+            pytest.skip(f"Chromium does not start here: {str(error).splitlines()[0]}")
+        yield launched
+        launched.close()

@@ -1,17 +1,15 @@
 """The docs site in a real browser, offline: headless Chromium (Debian's package) driven by
 Playwright, every request that leaves 127.0.0.1 blocked, as a reader on a train sees the site.
 
-The browser is cut off by a proxy that is not there: every address but the loopback goes to a
-port nothing listens on, and fails. Playwright's request routing would do it too, but it turns
-the browser's cache off, and each page then fetched and compiled mermaid and Material's scripts
-again: a third of the browser's time in these tests.
+The browser (tests/site.py's `browser`, one per test process) is cut off by a proxy that is not
+there: every address but the loopback goes to a port nothing listens on, and fails. Playwright's
+request routing would do it too, but it turns the browser's cache off, and each page then
+fetched and compiled mermaid and Material's scripts again: a third of the browser's time here.
 
 The site is the one test build (tests/site.py), served under the path it is published at. The tests
 skip, saying why, where Playwright or Chromium is missing; .ci/run installs both.
 """
 
-import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -21,7 +19,7 @@ import pytest
 from scripted import ROOT
 from tests.site import PAGES_EN, SEARCH_CASES
 
-playwright_api = pytest.importorskip(
+pytest.importorskip(
     "playwright.sync_api",
     reason="Playwright is not installed (pip install -r requirements-dev.txt)",
 )
@@ -31,22 +29,6 @@ playwright_api = pytest.importorskip(
 # alternate links name the language roots relative to the page, never the published site.)
 OPTIONAL_HOSTS = {"api.github.com"}
 PAGE_PATHS = ["" if page == "index.md" else page.removesuffix(".md") + "/" for page in PAGES_EN]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no Chromium here (Debian: apt-get install chromium; .ci/run installs it)")
-    with socket.socket() as nowhere, playwright_api.sync_playwright() as playwright:
-        nowhere.bind(("127.0.0.1", 0))  # a port of ours that never listens: connections fail
-        proxy = {"server": f"http://127.0.0.1:{nowhere.getsockname()[1]}", "bypass": "127.0.0.1"}
-        try:  # the served site, on 127.0.0.1, is reached directly
-            launched = playwright.chromium.launch(executable_path=chromium, proxy=proxy)
-        except playwright_api.Error as error:
-            pytest.skip(f"Chromium does not start here: {str(error).splitlines()[0]}")
-        yield launched
-        launched.close()
 
 
 class OfflineTab:
