@@ -25,8 +25,9 @@ CTRL_D = "\x04"
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # what a terminal sends around a paste
 
 
-def spawn(version: str, tmp_path, columns: int = 100):
-    """The script in a pseudo-terminal of `columns` columns, working in tmp_path."""
+def spawn(version: str, tmp_path, columns: int = 100, rows: int = 24):
+    """The script in a pseudo-terminal of `rows` lines and `columns` columns, working in
+    tmp_path."""
     env = {
         **os.environ,
         "TERM": "xterm",
@@ -41,7 +42,7 @@ def spawn(version: str, tmp_path, columns: int = 100):
         env=env,
         encoding="utf-8",
         timeout=20,
-        dimensions=(24, columns),
+        dimensions=(rows, columns),
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     child.logfile_read = io.StringIO()  # everything the terminal was sent, for pyte
@@ -50,13 +51,19 @@ def spawn(version: str, tmp_path, columns: int = 100):
 
 def leave_and_read_the_screen(child, columns: int) -> list[str]:
     """Ctrl-D at the prompt, which leaves with exit code 0; then the lines of the screen the
-    session left, as a terminal shows them (pyte plays back every control code the script sent)."""
+    session left (see screen_of)."""
     child.expect("you> ")
     child.send(CTRL_D)
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0, "Ctrl-D at the prompt did not leave with exit code 0"
-    screen = pyte.Screen(columns, 24)
+    return screen_of(child, columns)
+
+
+def screen_of(child, columns: int, rows: int = 24) -> list[str]:
+    """The lines of the screen a session left, as a terminal shows them (pyte plays back every
+    control code the script sent)."""
+    screen = pyte.Screen(columns, rows)
     pyte.ByteStream(screen).feed(child.logfile_read.getvalue().encode("utf-8"))
     return screen.display
 
@@ -71,21 +78,38 @@ def user_texts(request) -> list[str]:
     ]
 
 
-def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(
+BACKSPACE = "\x7f"
+ROWS = 50  # enough for the whole session below to stay on the screen
+
+
+def test_a_session_at_a_terminal_edits_pastes_shows_its_waits_renders_markdown_and_leaves(
     scripted_api, version, tmp_path
 ):
+    """Each version end to end, as a person types: a typo fixed with the arrow keys; the
+    spinner says what the agent waits for, and is erased each time; a bracketed paste and a
+    burst of keys with line breaks (a terminal without bracketed paste) each arrive as one
+    message; backspace after Japanese removes a whole character (prompt_toolkit edits the line
+    itself: a Python linked with libedit deleted one byte of it); the reply's markdown is
+    rendered, not shown as raw ** and fences; one Ctrl-C clears the line, a second leaves."""
     scripted_api.play(
         {
             "turns": [
-                {"text": "First answer."},
+                {
+                    "latency": 1.2,
+                    "tool_calls": [{"name": "bash", "input": {"command": "sleep 1.2"}}],
+                },
+                {"latency": 0.1, "text": "First answer."},
                 {"text": "Second answer."},
                 {"text": "Third answer."},
+                {"text": "Here is **bold** text.\n\n```\ncode()\n```\n"},
             ]
         }
     )
-    child = spawn(version, tmp_path)
+    child = spawn(version, tmp_path, rows=ROWS)
     child.expect("you> ")
     child.send("hello wrld" + LEFT * 3 + "o\r")  # the typo fixed with the arrow keys
+    child.expect("waiting for the model … 1 s")  # the reply takes 1.2 s
+    child.expect("running bash … 1 s")  # so does the command
     child.expect("First answer.")
     child.expect("you> ")
     child.send(PASTE_START + "line one\nline two\nline three" + PASTE_END + "\r")
@@ -93,6 +117,9 @@ def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(
     child.expect("you> ")
     child.send("p1\np2\np3\n")  # a paste from a terminal without bracketed paste: one write
     child.expect("Third answer.")
+    child.expect("you> ")
+    child.send("日本語です" + BACKSPACE * 2 + "\r")
+    child.expect("bold")
     child.expect("you> ")
     child.send("half a line" + CTRL_C)
     child.expect("line cleared")
@@ -102,8 +129,14 @@ def test_the_prompt_edits_takes_a_paste_whole_and_survives_one_ctrl_c(
     child.close()
     assert child.exitstatus == 0
     texts = [user_texts(request) for request in scripted_api.requests]
-    assert texts == [["hello world"], ["line one\nline two\nline three"], ["p1\np2\np3"]]
+    typed = [["hello world"], [], ["line one\nline two\nline three"], ["p1\np2\np3"], ["日本語"]]
+    assert texts == typed  # [] is the bash call's result, which has no text
     assert "hello world" in (tmp_path / "history").read_text()
+    shown = "\n".join(screen_of(child, 100, ROWS))
+    assert "First answer." in shown and "you> 日本語" in shown, shown  # all of it still shown
+    assert "waiting for" not in shown and "running bash" not in shown, shown  # erased each time
+    assert "Here is bold text." in shown and "**" not in shown and "```" not in shown
+    assert "code()" in shown
 
 
 DESCRIPTION = "リポジトリ全体のテストの構成を調べて失敗しているものを一覧にする作業"
@@ -170,46 +203,6 @@ def test_a_subagent_keeps_one_status_line_at_80_columns_and_ctrl_c_kills_its_com
     assert len(status_lines) == 1, "\n".join(display)
     assert "done" in status_lines[0]
     assert "Traceback" not in child.logfile_read.getvalue()
-
-
-BACKSPACE = "\x7f"
-
-
-def test_the_spinner_is_erased_backspace_deletes_a_whole_japanese_character_and_markdown_renders(
-    scripted_api, tmp_path
-):
-    """The spinner says what the agent waits for, and is erased each time. prompt_toolkit edits
-    the line itself, so backspace removes a whole character on every Python build (one linked
-    with libedit deleted one byte of it). The reply's markdown is rendered, not shown as raw **
-    and fences."""
-    scripted_api.play(
-        {
-            "turns": [
-                {
-                    "latency": 1.2,
-                    "tool_calls": [{"name": "bash", "input": {"command": "sleep 1.2"}}],
-                },
-                {"latency": 0.1, "text": "All done."},
-                {"text": "Here is **bold** text.\n\n```\ncode()\n```\n"},
-            ]
-        }
-    )
-    child = spawn("v1", tmp_path)
-    child.expect("you> ")
-    child.send("go\r")
-    child.expect("waiting for the model … 1 s")  # the reply takes 1.2 s
-    child.expect("running bash … 1 s")  # so does the command
-    child.expect("All done.")
-    child.expect("you> ")
-    child.send("日本語です" + BACKSPACE * 2 + "\r")
-    child.expect("bold")
-    shown = "\n".join(leave_and_read_the_screen(child, 100))
-    assert "waiting for" not in shown and "running bash" not in shown, shown  # erased each time
-    assert "All done." in shown
-    assert user_texts(scripted_api.requests[-1]) == ["日本語"]
-    assert len(scripted_api.requests) == 3  # none on Ctrl-D
-    assert "Here is bold text." in shown and "**" not in shown and "```" not in shown
-    assert "code()" in shown
 
 
 def test_piped_output_has_no_spinner(scripted_api, tmp_path):
