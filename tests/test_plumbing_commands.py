@@ -46,19 +46,21 @@ def running(seconds: str) -> bool:
 
 def still_running_after_a_moment(seconds: str) -> bool:
     """Whether the sleep still runs once a SIGKILL sent to it has had time to land."""
-    deadline = time.monotonic() + 2
-    while running(seconds) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_while(lambda: running(seconds), 2)
     return running(seconds)
 
 
 def running_within_a_moment(seconds: str) -> bool:
     """Whether the sleep runs, or starts soon: `nohup sleep` and `setsid sleep` may still be
     becoming `sleep` when the command that started them has already printed its last line."""
-    deadline = time.monotonic() + 5
-    while not running(seconds) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_while(lambda: not running(seconds), 5)
     return running(seconds)
+
+
+def wait_while(condition, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def tree_that_escapes_its_group(setsid: str, nohup: str, double_fork: str) -> str:
