@@ -24,6 +24,7 @@ OUTPUT_LIMIT = 10_000_000  # bytes a command may write before it is stopped as a
 # a gateway's Authorization header.
 CREDENTIALS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS"]
 REAP_WAIT = 1.0  # seconds to collect the processes of a tree that was killed
+LONGEST_PAUSE = 0.02  # seconds between two looks at a running command (Ctrl-C, time, output)
 # prctl(2) options and the capability they take, from <linux/prctl.h> and <linux/capability.h>
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -84,11 +85,13 @@ def wait_or_stop(proc: subprocess.Popen, out, timeout: float, stopped: threading
     or Ctrl-C comes. Returns why it was stopped, or "" if it ended by itself."""
     deadline = time.monotonic() + timeout
     why_stopped = ""
+    pause = 0.001  # short at first: most commands end within milliseconds
     try:
         while proc.poll() is None and not why_stopped:
             if stopped.is_set():  # Ctrl-C, seen in any thread (v3 runs subagents in threads)
                 raise KeyboardInterrupt
-            time.sleep(0.001)  # short: most commands end within milliseconds
+            time.sleep(pause)
+            pause = min(pause * 2, LONGEST_PAUSE)  # then less often: a long wait costs no CPU
             if time.monotonic() > deadline:
                 why_stopped = f"timed out after {timeout:g} s and was stopped"
             elif os.fstat(out.fileno()).st_size > output_limit:

@@ -59,8 +59,10 @@ def run_exercise(pytester, monkeypatch, exercise: str, script, *options: str):
         "-p",
         "no:xdist",
         "-q",
-        "--tb=short",
+        "--tb=native",  # the message names the rule; native is cheap (no source is parsed)
         "--show-capture=no",
+        "-p",
+        "no:unraisableexception",  # it collects garbage five times at the end of each run
         *options,
     )
 
