@@ -4,14 +4,18 @@ retry, a failed command shown as failed, an empty task refused, v2's todo list s
 model's thinking set apart from its reply."""
 
 import io
+import shutil
+import socket
 import ssl
+import subprocess
+import threading
 
 import httpx2
 import pytest
 from rich.console import Console
 
 from plumbing.screen import THINKING_MARK, Screen
-from plumbing.setup import trusted_certificates
+from plumbing.setup import trusted_certificates, with_retry_notices
 from tests.agents import ROOT, SCRIPTS, call_tool, once, run_in_process, versions_from
 
 OVERLOADED = {"error": {"status": 529, "message": "Overloaded"}}
@@ -47,6 +51,56 @@ def test_the_client_checks_certificates_as_the_sdks_would_reading_them_once_per_
     fresh = httpx2.create_ssl_context()  # what the SDK's own client makes for itself
     for setting in ("options", "verify_flags", "minimum_version", "protocol"):
         assert getattr(context, setting) == getattr(fresh, setting), setting
+
+
+def test_the_client_refuses_a_server_whose_certificate_nobody_signed(tmp_path):
+    """An HTTPS server on the loopback with a self-signed certificate: the client the scripts
+    make (with_retry_notices) will not talk to it."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl here to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    server_side = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_side.load_cert_chain(cert, key)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        accepting = threading.Thread(target=handshake_once, args=(listener, server_side))
+        accepting.start()
+        client = with_retry_notices(Screen())
+        with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            client.get(f"https://127.0.0.1:{listener.getsockname()[1]}/")
+        accepting.join(timeout=5)
+
+
+def handshake_once(listener: socket.socket, context: ssl.SSLContext) -> None:
+    connection, _ = listener.accept()
+    try:
+        context.wrap_socket(connection, server_side=True).close()
+    except (ssl.SSLError, OSError):
+        pass  # the client gave up on the certificate: what the test wants
+    finally:
+        connection.close()
 
 
 @once("v1")
