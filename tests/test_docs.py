@@ -32,6 +32,7 @@ from scripted import ROOT
 from scripted import SCRIPTS as VERSION_SCRIPTS
 from tests.site import SEARCH_CASES, reads_the_site, start_in_background, stop_group
 from tests.test_diff_budget import removed_or_changed
+from tests.test_tools import runs_after_a_moment
 
 DOCS = {"en": ROOT / "docs_en", "ja": ROOT / "docs_ja"}
 GENERATED = ROOT / ".generated"
@@ -460,22 +461,9 @@ def test_only_a_run_that_may_read_the_site_builds_it_and_stopping_the_build_stop
         assert time.monotonic() < deadline, "the stand-in build never started its child"
         time.sleep(0.02)
     stop_group(process)
-    grandchild = int(started.read_text())
-    time.sleep(0.1)
-    assert not alive(grandchild), "a process the build started outlived it"
-
-
-def alive(pid: int) -> bool:
-    """Whether a process runs; a zombie (ended, not yet reaped by its new parent) does not."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return sys.platform != "linux"  # no /proc to ask: os.kill found it
-    return state != "Z"
+    assert not runs_after_a_moment(int(started.read_text())), (
+        "a process the build started outlived it"
+    )
 
 
 # -- numbers and transcripts: made by the build, the same on every build
@@ -627,18 +615,10 @@ def test_the_ten_line_loop_of_the_v1_chapter_runs_against_the_scripted_model(
 
     monkeypatch.chdir(tmp_path)
     v1 = load_agent("v1")
-    scripted_api.play(
-        {
-            "turns": [
-                {
-                    "tool_calls": [
-                        {"name": "write_file", "input": {"path": "hi.txt", "content": "hi"}}
-                    ]
-                },
-                {"text": "Wrote hi.txt."},
-            ]
-        }
-    )
+    scripted_api.play({"turns": [
+        {"tool_calls": [{"name": "write_file", "input": {"path": "hi.txt", "content": "hi"}}]},
+        {"text": "Wrote hi.txt."},
+    ]})
     messages = [{"role": "user", "content": "write hi.txt"}]
     answer = agent_loop(v1.client, v1.MODEL_ID, v1.TOOLS, v1.TOOL_HANDLERS, messages)
     assert answer == "Wrote hi.txt." and (tmp_path / "hi.txt").read_text() == "hi"
