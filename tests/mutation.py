@@ -71,6 +71,14 @@ TARGETS = {
     },
     "numbers": {
         "files": ["docsgen/numbers.py"],
+        # page_numbers() and benchmark_figures() gather the site's figures (the docs build and
+        # tests/test_docs.py check them); these are the rules they are gathered by
+        "functions": [
+            "x_constant", "x_number_constants", "x_environment_default", "x_setting_default",
+            "x_as_shown", "x_code_lines", "x_plumbing_line", "x_plumbing_import_lines",
+            "x_lesson_code_lines", "x_changed_lines", "x_main_agent_input", "x_cache_writes",
+            "x_model_numbers", "x_caching_numbers", "x_fill_in*",
+        ],
         "tests": ["tests/test_generators.py"],
     },
     "changes": {

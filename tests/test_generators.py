@@ -255,7 +255,8 @@ def test_what_changed_names_what_is_new_and_what_changed(tmp_path):
     assert list(files) == [Path("changes/en/v1-to-v2.html"), Path("changes/ja/v1-to-v2.html")]
     assert files[Path("changes/en/v1-to-v2.html")] == english
     japanese = files[Path("changes/ja/v1-to-v2.html")]
-    assert "v1 から v2 への変更" in japanese and "追加 3 行、削除 1 行（差分全体はこの下）" in japanese
+    assert "v1 から v2 への変更" in japanese
+    assert "追加 3 行、削除 1 行（差分全体はこの下）" in japanese
 
 
 def test_a_card_with_nothing_new_says_none_and_escapes_names(tmp_path):
