@@ -113,10 +113,13 @@ def test_room_is_made_from_the_older_half_of_the_tool_results():
 
 
 def test_a_failed_subagent_hands_back_its_last_message_not_its_first():
+    """Three things said (the second is not the last either), then blank text."""
     messages = [
         {"role": "user", "content": "Find the auth code."},
         reply(said("First I list src/."), tool_call("toolu_1")),
         {"role": "user", "content": [result("toolu_1")]},
+        reply(said("Then I grep for login."), tool_call("toolu_9")),
+        {"role": "user", "content": [result("toolu_9")]},
         reply(thought("It is in auth.py, line 12."), said(" \n"), tool_call("toolu_2")),
         {"role": "user", "content": [result("toolu_2")]},
         reply(said("")),
@@ -209,6 +212,41 @@ def test_a_huge_value_is_not_echoed_back_into_the_context():
     message = str(raised.value)
     assert message.startswith("invalid input for pick (mode): breaks the rule enum: ['xxx")
     assert len(message) < 300 and message.endswith("…")
+
+
+@pytest.mark.parametrize(("length", "verbatim"), [(299, True), (300, False)])
+def test_a_validator_message_of_300_characters_or_more_is_not_echoed(length, verbatim):
+    value = "a" * (length - len(" is not of type 'integer'") - 2)  # its repr adds two quotes
+    message = f"{value!r} is not of type 'integer'"
+    assert len(message) == length
+    schema = {"type": "object", "properties": {"count": {"type": "integer"}}}
+    with pytest.raises(ToolError) as raised:
+        check_tool_call(tool_call("t", "tally", count=value), [{"name": "tally",
+                                                              "input_schema": schema}])
+    shown = message if verbatim else "breaks the rule type: 'integer'"
+    assert str(raised.value) == f"invalid input for tally (count): {shown}"
+
+
+def test_the_place_and_the_rule_are_cut_at_200_characters():
+    name = "p" * 300
+    schema = {"type": "object", "properties": {name: {"enum": ["x" * 400]}}}
+    with pytest.raises(ToolError) as raised:
+        check_tool_call(tool_call("t", "pick", **{name: "y"}), [{"name": "pick",
+                                                                "input_schema": schema}])
+    rule = repr(["x" * 400])[:199] + "…"
+    place = "p" * 199 + "…"
+    assert str(raised.value) == f"invalid input for pick ({place}): breaks the rule enum: {rule}"
+
+
+def test_input_nested_too_deeply_to_check_is_an_error_not_a_crash():
+    schema = {"type": "object", "properties": {"a": {"$ref": "#"}}}
+    nested = {}
+    for _ in range(5_000):
+        nested = {"a": nested}
+    with pytest.raises(ToolError) as raised:
+        check_tool_call(tool_call("t", "deep", **nested),
+                        [{"name": "deep", "input_schema": schema}])
+    assert str(raised.value) == "invalid input for deep: nested too deeply to check"
 
 
 def test_a_tool_error_is_what_the_model_reads_cut_to_its_budget():
