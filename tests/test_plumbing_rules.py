@@ -23,7 +23,6 @@ from plumbing.replies import (
     blocks_to_keep,
     copy_history,
     final_answer,
-    not_run_results,
     reply_text,
     stop_incomplete_turn,
     tool_results_were_last,
@@ -301,8 +300,10 @@ def test_an_empty_reply_after_tool_results_is_no_answer(words):
         id="m", type="message", role="assistant", model="x", stop_reason="end_turn",
         stop_sequence=None, usage={"input_tokens": 1, "output_tokens": 1}, content=[said(words)])
     after_results = [{"role": "user", "content": [result("t")]}]
-    with pytest.raises(AgentStopped, match="empty reply after the tool results"):
+    with pytest.raises(AgentStopped) as raised:
         final_answer(message, after_results)
+    assert str(raised.value) == ("the model ended its turn with an empty reply after the tool "
+                                 "results")
     after_a_question = [{"role": "user", "content": [{"type": "text", "text": "Hi."}]}]
     assert final_answer(message, after_a_question) == words
 
@@ -323,9 +324,10 @@ def test_each_call_of_a_cut_off_reply_is_answered_in_order_and_the_turn_stops():
     assert str(raised.value) == ("the reply was cut short at max_tokens (MAX_TOKENS): what it "
                                  "says is incomplete")
     why = "not run: the reply stopped early (max_tokens); it is incomplete"
-    assert messages[-1] == {"role": "user", "content": not_run_results(calls, why)}
-    assert [block["tool_use_id"] for block in messages[-1]["content"]] == ["toolu_1", "toolu_2"]
-    assert all(block["is_error"] and block["content"] == why for block in messages[-1]["content"])
+    assert messages[-1] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": why, "is_error": True},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": why, "is_error": True},
+    ]}
 
 
 def test_a_reply_stopped_early_without_calls_adds_nothing():
@@ -333,8 +335,9 @@ def test_a_reply_stopped_early_without_calls_adds_nothing():
     with pytest.raises(AgentStopped, match=r"^the reply stopped early \(pause_turn\)$"):
         stop_incomplete_turn(messages, [], "pause_turn")
     assert len(messages) == 1
-    with pytest.raises(Refused, match=r"declined to go on with this request \(refusal\)"):
+    with pytest.raises(Refused) as refused:
         stop_incomplete_turn(messages, [tool_call("toolu_1")], "refusal")
+    assert str(refused.value) == "the model declined to go on with this request (refusal)"
     assert len(messages) == 1
 
 
@@ -346,9 +349,11 @@ def test_a_full_context_window_makes_room_and_says_how_much():
         "the conversation filled the model's context window; the 1 oldest tool results were "
         "taken out of the history to make room"
     )
-    with pytest.raises(AgentStopped, match="no tool result left to take out: start a new session"):
+    with pytest.raises(AgentStopped) as raised:
         stop_incomplete_turn([{"role": "user", "content": "Hi."}], [],
                              "model_context_window_exceeded")
+    assert str(raised.value) == ("the conversation filled the model's context window; there is "
+                                 "no tool result left to take out: start a new session")
 
 
 def test_a_new_message_joins_a_history_that_ends_on_the_user():
