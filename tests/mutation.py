@@ -28,7 +28,13 @@ WORK = ROOT / ".mutation"
 TARGETS = {
     "rules": {
         "files": ["scripted/rules.py"],
-        "tests": ["tests/test_rules.py"],
+        # plain_text() and declared_tools() also serve the scenario's checks (test_server.py's)
+        "tests": [
+            "tests/test_rules.py",
+            "tests/test_server.py::test_scripted_tool_call_must_fit_the_declared_schema",
+            "tests/test_server.py::test_failed_expect_is_a_problem_and_a_400",
+            "tests/test_server.py::test_tracks_route_requests_by_their_first_user_message",
+        ],
     },
     "server-rules": {
         "files": ["scripted/server.py"],

@@ -19,7 +19,7 @@ import anthropic
 import pytest
 
 from scripted.models import MODELS
-from scripted.server import CACHE_LOOKBACK
+from scripted.server import CACHE_LOOKBACK, validate_request
 
 MODEL = "claude-sonnet-4-6"  # takes thinking enabled/disabled, forced tool choice and prefill
 SONNET_5_5 = "claude-sonnet-5-5"
@@ -144,6 +144,7 @@ def test_a_bearer_token_stands_in_for_the_api_key(scripted_api):
 
 
 MAX_TOKENS = "max_tokens: Field required (a positive integer)"
+NAME = "String should match pattern '^[a-zA-Z0-9_-]{1,64}$'"
 SYSTEM = "system: must be a string or a list of non-empty text blocks"
 
 
@@ -203,6 +204,9 @@ THINKING = "thinking.type: must be one of adaptive, enabled, disabled, between_t
          "tool_choice.name: 'write_file' is not one of the declared tools"),
         (body(ASK, tool_choice={"type": "tool"}),
          "tool_choice.name: None is not one of the declared tools"),
+        (body(ASK, tools=[without(READ, "name"), BASH],
+              tool_choice={"type": "tool", "name": "bash"}),
+         f"tools.0.name: {NAME}"),
         (body(ASK, cache_control={"type": "persistent"}), CACHE),
         (body(ASK, cache_control={"type": "ephemeral", "ttl": "2h"}), CACHE),
         (body(ASK, cache_control={"type": "ephemeral", "scope": "org"}), CACHE),
@@ -221,7 +225,8 @@ THINKING = "thinking.type: must be one of adaptive, enabled, disabled, between_t
     ],
     ids=[
         "tool_choice sometimes", "tool_choice a string", "tool_choice an undeclared tool",
-        "tool_choice tool without a name", "cache_control persistent", "cache_control ttl 2h",
+        "tool_choice tool without a name", "tool_choice beside a tool without a name",
+        "cache_control persistent", "cache_control ttl 2h",
         "cache_control an extra key", "cache_control a string", "thinking sometimes",
         "thinking a string", "display full", "display with thinking disabled",
         "display with between_tools", "enabled without a budget", "budget a string",
@@ -349,7 +354,6 @@ def test_four_cache_breakpoints_pass(scripted_api, client, tools, system, blocks
 
 
 # -- tool definitions --
-NAME = "String should match pattern '^[a-zA-Z0-9_-]{1,64}$'"
 
 
 @refused
@@ -513,6 +517,8 @@ UNEXPECTED = (
          UNEXPECTED.format(i=2, j=1, id="toolu_9")),
         ([ASK, REPLY, results(result("toolu_1"))], UNEXPECTED.format(i=2, j=0, id="toolu_1")),
         ([results(result("toolu_1"))], UNEXPECTED.format(i=0, j=0, id="toolu_1")),
+        ([results(result("toolu_1")), calls("toolu_1")],
+         UNEXPECTED.format(i=0, j=0, id="toolu_1") + "; " + UNANSWERED.format(i=1, ids="toolu_1")),
         ([ASK, calls("toolu_1"), results(result("toolu_1")), calls("toolu_2"),
           results(result("toolu_2"), result("toolu_1"))],
          UNEXPECTED.format(i=4, j=1, id="toolu_1")),
@@ -538,7 +544,8 @@ UNEXPECTED = (
         "two calls, the first answered", "two calls, the second answered",
         "three calls, the middle answered", "two calls at the end", "two calls, then text",
         "the second round half answered", "an extra result", "a result after a plain reply",
-        "a result first of all", "an answer to an earlier round", "a result twice",
+        "a result first of all", "a result first, its call last", "an answer to an earlier round",
+        "a result twice",
         "text before the results", "text between the results", "an id used again",
         "tool blocks without tools",
     ],
@@ -756,3 +763,32 @@ def test_a_breakpoint_reads_a_prefix_cached_up_to_20_blocks_back(scripted_api, c
     expected = first.cache_creation_input_tokens if read else 0
     assert second.cache_read_input_tokens == expected
     assert second.cache_creation_input_tokens + second.cache_read_input_tokens > 1_024
+
+
+# -- the rules as a function, for what the server checks before it calls them --
+
+
+def test_the_rules_refuse_a_body_that_is_not_an_object():
+    """The server answers a JSON list itself (above); the function says the same to a caller."""
+    assert validate_request(["not", "an", "object"]) == ["request body must be a JSON object"]
+    assert validate_request(body(ASK)) == []
+
+
+def test_a_string_content_counts_as_the_text_block_it_stands_for(scripted_api, client):
+    scripted_api.play({"turns": [{"text": "One."}, {"text": "Two."}]})
+    as_string = send(client, body({"role": "user", "content": "List the files."}))
+    as_block = send(client, body({"role": "user", "content": [text("List the files.")]}))
+    assert as_string.usage.input_tokens == as_block.usage.input_tokens
+
+
+def test_expectations_read_text_in_every_shape_the_api_takes(scripted_api, client):
+    """A tool_result's content as a list of text blocks, a system prompt as blocks."""
+    scripted_api.play({"turns": [{
+        "expect": {"tool_result_contains": "notes.txt", "system_contains": "Be brief.",
+                   "last_user_contains": "Both ran.", "tools": ["bash", "read_file"]},
+        "text": "Fine.",
+    }]})
+    listed = {**result("toolu_1"), "content": [text("a.py"), text("notes.txt")]}
+    request = body(ASK, calls("toolu_1"), results(listed, text("Both ran.")),
+                   system=[text("Answer in English."), text("Be brief.")])
+    assert send(client, request).content[0].text == "Fine."
