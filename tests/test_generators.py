@@ -54,17 +54,22 @@ class Agent:
         """One line."""
         # a comment in a function
         return "# not a comment"
+
+
+def label():
+    name = "a string first is code, not a docstring"
+    return name
 '''
 
 
 def test_code_lines_leave_out_comments_however_indented_and_every_docstring():
-    assert code_lines(LESSON) == [4, 6, 7, 8, 9, 12, 15, 18, 21]
+    assert code_lines(LESSON) == [4, 6, 7, 8, 9, 12, 15, 18, 21, 24, 25, 26]
 
 
 def test_the_plumbing_import_block_is_its_from_statements_after_the_heading():
     assert plumbing_line(LESSON) == 5
     assert plumbing_import_lines(LESSON) == {6, 7, 8}
-    assert lesson_code_lines(LESSON) == 6  # 9 code lines, less the block's 3
+    assert lesson_code_lines(LESSON) == 9  # 12 code lines, less the block's 3
 
 
 @pytest.mark.parametrize("headings", [0, 2])
@@ -88,8 +93,13 @@ def test_a_plumbing_import_before_the_heading_or_from_elsewhere_is_lesson_code()
         ("a\nb\nc\nd\n", "a\nd\n", 2),
         ("a\nb\n", "a\nb\nc\nd\n", 0),  # lines added remove nothing
         ("a\nb\nc\n", "x\ny\n", 3),
+        ("a\nb\nc\nd\ne\n", "a\nB\nc\nD\ne\n", 2),
+        # 300 lines of two kinds: a diff that took them as noise (difflib's autojunk) would
+        # count all 300 as removed when only the last line moved to the top
+        ("a\nb\n" * 150 + "c\n", "c\n" + "a\nb\n" * 150, 1),
     ],
-    ids=["same", "one changed", "two removed", "only added", "all replaced"],
+    ids=["same", "one changed", "two removed", "only added", "all replaced", "two places",
+         "many alike lines"],
 )
 def test_changed_lines_count_what_the_diff_marks_with_a_left_angle(old, new, count):
     assert changed_lines(old, new) == count
@@ -108,6 +118,8 @@ NAME = "bash"
 FLAG = True
 A = B = 3
 LIMITS = [1, 2]
+LIMITS[0] = 3
+os.environ["MODEL_ID"] = "set"
 '''
 
 
@@ -126,7 +138,7 @@ def test_every_number_constant_and_setting_default_is_read_without_running_the_s
 
 
 @pytest.mark.parametrize(("value", "shown"), [(30_000, "30,000"), (999, "999"), (0.2, "0.2"),
-                                              (1_234_567, "1,234,567")])
+                                              (1_234_567, "1,234,567"), (1234.5, "1234.5")])
 def test_a_number_is_shown_with_thousands_separators(value, shown):
     assert as_shown(value) == shown
 
