@@ -208,6 +208,7 @@ def loop():
     return 2
 
 
+# a comment above a function is not part of it
 def helper():
     return 2
 
@@ -226,6 +227,7 @@ DIFF = """\
 +TODO = 1
 +--- not a file line
 -    return 1
+-+++ not a file line either
 +    return 2
 """
 
@@ -235,7 +237,7 @@ def test_tool_names_are_every_schema_once_in_order():
 
 
 def test_the_diff_counts_leave_out_the_file_lines():
-    assert diff_counts(DIFF) == (3, 1)
+    assert diff_counts(DIFF) == (3, 2)
 
 
 def test_what_changed_names_what_is_new_and_what_changed(tmp_path):
@@ -247,7 +249,7 @@ def test_what_changed_names_what_is_new_and_what_changed(tmp_path):
     assert (changes.tools, changes.sections, changes.functions, changes.changed) == (
         ["todo", "read_file"], ["planning", "the REPL"], ["Board", "poll"], ["loop"],
     )
-    assert (changes.added, changes.removed) == (3, 1)
+    assert (changes.added, changes.removed) == (3, 2)
     english = card(changes, "v1", "v2", "en")
     assert english == (
         '<div class="admonition abstract hood-card" data-diff="v1-to-v2">\n'
@@ -259,7 +261,7 @@ def test_what_changed_names_what_is_new_and_what_changed(tmp_path):
         '<dt>New functions and classes</dt><dd data-key="functions"><code>Board</code>, '
         "<code>poll</code></dd>\n"
         '<dt>Changed functions</dt><dd data-key="changed"><code>loop</code></dd>\n'
-        '<dt>Lines</dt><dd data-key="lines" data-added="3" data-removed="1">3 added, 1 removed '
+        '<dt>Lines</dt><dd data-key="lines" data-added="3" data-removed="2">3 added, 2 removed '
         "(the full diff is below)</dd>\n"
         "</dl>\n</div>\n"
     )
@@ -268,7 +270,7 @@ def test_what_changed_names_what_is_new_and_what_changed(tmp_path):
     assert files[Path("changes/en/v1-to-v2.html")] == english
     japanese = files[Path("changes/ja/v1-to-v2.html")]
     assert "v1 から v2 への変更" in japanese
-    assert "追加 3 行、削除 1 行（差分全体はこの下）" in japanese
+    assert "追加 3 行、削除 2 行（差分全体はこの下）" in japanese
 
 
 def test_a_card_with_nothing_new_says_none_and_escapes_names(tmp_path):
