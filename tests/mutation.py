@@ -48,7 +48,27 @@ TARGETS = {
             "xǁScriptedAPIǁ_prefill_errors",
             "xǁScriptedAPIǁ_too_long",
         ],
-        "tests": ["tests/test_rules.py"],
+        # test_server.py's tests of the same rules; its tests of timing (latency, held replies)
+        # go through _answer too, and would add seconds to every mutant for nothing
+        "tests": ["tests/test_rules.py"] + [
+            f"tests/test_server.py::test_{name}"
+            for name in (
+                "a_follow_up_request_reads_the_whole_earlier_conversation_from_the_cache",
+                "below_the_model_minimum_nothing_is_cached_and_nothing_says_so",
+                "the_minimum_cacheable_prefix_depends_on_the_model",
+                "a_breakpoint_on_the_system_prompt_caches_only_what_comes_before_it",
+                "more_than_four_breakpoints_are_refused",
+                "thinking_blocks_sent_back_as_they_came_are_accepted",
+                "a_thinking_block_changed_unsigned_or_left_out_is_refused",
+                "thinking_blocks_are_tied_to_the_model_that_wrote_them",
+                "sonnet_5_5_refuses",
+                "sonnet_5_5_takes_no_prefill_but_resumes_a_paused_turn",
+                "an_endpoint_can_refuse_an_optional_field",
+                "a_prompt_longer_than_the_context_window_is_too_long",
+                "other_endpoints_answer_not_found",
+                "a_broken_conversation_is_refused_like_the_real_api",
+            )
+        ],
     },
     "budget": {
         "files": ["plumbing/budget.py"],
@@ -93,7 +113,21 @@ TARGETS = {
     },
     "workshop": {
         "files": ["workshop/reference.py"],
-        "tests": ["tests/test_workshop_rules.py"],
+        # how a solution is built from its diffs; the exercises' own checks are regular
+        # expressions and test functions, which mutmut leaves alone (test_workshop_rules.py
+        # and test_workshop.py's wrong solutions pin those)
+        "functions": [
+            "x_apply_diff", "x_apply_file_diff", "x_hunk_length", "x_find_block", "x_diff_path",
+            "x_rules_of", "x_rule_of", "x_variants", "x_empty_folder",
+        ],
+        "tests": [
+            "tests/test_workshop_rules.py",
+            "tests/test_workshop.py::test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where",
+            "tests/test_workshop.py::test_a_diff_can_create_files_in_new_folders",
+            "tests/test_workshop.py::"
+            "test_the_reference_tool_starts_from_an_empty_folder_and_empties_only_its_own",
+            "tests/test_workshop.py::test_every_rule_of_a_readme_has_a_test_a_wrong_and_a_right_solution",
+        ],
     },
 }
 
