@@ -558,6 +558,8 @@ def test_tool_calls_and_results_must_pair(scripted_api, client, messages, messag
     assert refusal(scripted_api, client, request) == message
 
 
+# The calls of one reply are unordered, so their results may come in any order:
+# https://platform.claude.com/docs/en/agents-and-tools/tool-use/parallel-tool-use
 @pytest.mark.parametrize(
     "messages",
     [
