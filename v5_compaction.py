@@ -167,7 +167,7 @@ def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
             # Past compact_at, the next request (larger still) goes out from a summary instead.
             # Only the main conversation passes one: a subagent's history ends with its report.
             if compact_at and prompt_size(response.usage) > compact_at:
-                compact(messages, system, tools, screen)
+                compact(messages, system, tools, screen, f"over COMPACT_AT={compact_at:,}")
         elif response.stop_reason != "pause_turn":  # pause_turn: send it back and the model resumes
             return final_answer(response, messages)  # an empty one after tool results stops
     raise AgentStopped(f"no final answer within the round cap of {max_rounds} model calls")
@@ -604,12 +604,12 @@ class WorkSoFar:
 KEPT = WorkSoFar()
 
 
-def compact(messages: list, system: str, tools: list, screen: "Screen") -> None:
+def compact(messages: list, system: str, tools: list, screen: "Screen", why: str) -> None:
     """Ask for a summary of the history, then go on from a fresh one. The summary request sends
     the same system prompt and tools and the history as it stands, one question appended: all
     but the question is the prefix the last request cached, so it is read, not paid for again.
     The history is replaced only once the summary is there: a failure keeps it as it was."""
-    screen.note(f"compacting: over COMPACT_AT={COMPACT_AT:,} tokens; asking for a summary")
+    screen.note(f"compacting ({why}): asking for a summary of the work so far")
     try:
         response = call_model(with_question(messages, SUMMARY_QUESTION), system, tools, screen)
         summary = summary_of(response)  # its text; a tool call or an empty reply is none
@@ -645,7 +645,7 @@ def compact_by_hand(messages: list) -> int:
     before = copy_history(messages)
     CALLS.start_turn()
     try:
-        compact(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN)
+        compact(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN, "/compact")
         return 0
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - Ctrl-C, bugs: as run_turn
         return recover_from(exc, messages, before, SCREEN, STOPPED)
