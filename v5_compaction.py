@@ -647,7 +647,7 @@ def compact_by_hand(messages: list) -> int:
     try:
         compact(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN, "/compact")
         return 0
-    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - Ctrl-C, bugs: as run_turn
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - as in run_turn()
         return recover_from(exc, messages, before, SCREEN, STOPPED)
 
 
