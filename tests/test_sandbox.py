@@ -1,8 +1,8 @@
 """The read-only shell's two layers (v3, v4): the parser, then the operating system.
 
 Every test runs in both modes: under a real bubblewrap sandbox ("sandbox", skipped with the reason
-where bwrap is missing or cannot start) and with the parser alone ("parsing only": PATH without
-bwrap). What must hold in both: a hostile repository's git settings run no program and write
+where bwrap is missing or cannot start) and with the parser alone ("parsing only": a bwrap that
+cannot start). What must hold in both: a hostile repository's git settings run no program and write
 nothing, sort cannot pick its temp folder, every command has a memory limit, and the API key is
 not in a command's environment. What only the sandbox adds: reads stay in the work folder, no
 network, nothing writable, and no process outlives its command.
@@ -11,6 +11,7 @@ network, nothing writable, and no process outlives its command.
 import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 
@@ -27,7 +28,9 @@ from tests.agents import (
 from tests.test_subagents import files, read_only_result
 
 def bwrap_problem() -> str | None:
-    """Why no sandbox can run here, or None."""
+    """Why no bubblewrap sandbox can run here, or None."""
+    if sys.platform != "linux":
+        return f"bubblewrap is Linux's sandbox; this is {sys.platform}"
     if not shutil.which("bwrap"):
         return "bubblewrap (bwrap) is not installed; .ci/run installs it on Debian"
     probe = subprocess.run(
@@ -41,12 +44,17 @@ def bwrap_problem() -> str | None:
 
 @pytest.fixture(params=["sandbox", "parsing only"])
 def mode(request, monkeypatch, tmp_path) -> str:
+    """"parsing only": a bwrap and a sandbox-exec that cannot start come first on the PATH, as
+    where user namespaces are off; the commands keep the rest of the user's PATH."""
     if request.param == "sandbox" and (problem := bwrap_problem()):
         pytest.skip(problem)
     if request.param == "parsing only":
-        monkeypatch.setenv(
-            "PATH", str(tmp_path / "no-bwrap-here")
-        )  # the commands get their own PATH
+        failing = tmp_path / "sandboxes-that-cannot-start"
+        failing.mkdir()
+        for name in ("bwrap", "sandbox-exec"):
+            (failing / name).write_text("#!/bin/sh\nexit 1\n")
+            (failing / name).chmod(0o755)
+        monkeypatch.setenv("PATH", f"{failing}{os.pathsep}{os.environ['PATH']}")
     return request.param
 
 
