@@ -101,6 +101,13 @@ def test_each_os_gets_its_own_set_up_lines(name):
     assert [line for block in windows for line in block if "&&" in line] == []
 
 
+@pytest.mark.parametrize("name", ["workshop/README.md", "workshop/README_ja.md"])
+def test_the_workshop_guide_names_each_oss_set_up_lines(name):
+    text = (ROOT / name).read_text(encoding="utf-8")
+    for line in [*POSIX_SET_UP[:2], *WINDOWS_SET_UP[:2]]:
+        assert f"`{line}`" in text, line
+
+
 @pytest.mark.parametrize("name", READMES)
 def test_the_windows_lines_are_the_bash_lines_one_a_line(name):
     """The same two commands for every OS, but for the set-up lines that differ."""
