@@ -112,7 +112,7 @@ def git_driver_settings(names: str) -> list[str]:
 def sandbox_argv(workdir: Path) -> list[str]:
     """Read-only system folders and work directory, a private /tmp, no network. In its own PID
     namespace: when the command ends or is killed, every process it left is killed with it."""
-    argv = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session",
+    argv = [sandbox_program("bwrap") or "bwrap", "--die-with-parent", "--new-session",
             "--unshare-pid", "--unshare-net",
             "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL", "--clearenv", "--dev", "/dev",
             "--remount-ro", "/dev",  # the device nodes stay usable (/dev/null); nothing is added
@@ -176,7 +176,7 @@ def as_command_line(pipeline: list[list[str]], private: str, drivers: list[str],
     if sandbox == "bubblewrap":
         launcher = [*sandbox_argv(Path.cwd().resolve()), "--"]
     elif sandbox == "sandbox-exec":
-        launcher = seatbelt_argv(shutil.which("sandbox-exec") or "sandbox-exec", private)
+        launcher = seatbelt_argv(sandbox_program("sandbox-exec") or "sandbox-exec", private)
     else:
         return script
     return "exec " + shlex.join([*launcher, "/bin/sh", "-c", script])
@@ -244,12 +244,18 @@ def launcher_environment(private: str) -> dict:
 
 def read_only_sandbox(platform: Platform) -> str:
     """The OS sandbox that runs read-only commands here: "bubblewrap", "sandbox-exec", or ""."""
-    if platform.read_only_sandbox == "bubblewrap" and bwrap_starts(shutil.which("bwrap")):
+    if platform.read_only_sandbox == "bubblewrap" and bwrap_starts(sandbox_program("bwrap")):
         return "bubblewrap"
     if platform.read_only_sandbox == "sandbox-exec" and seatbelt_starts(
-            shutil.which("sandbox-exec")):
+            sandbox_program("sandbox-exec")):
         return "sandbox-exec"
     return ""
+
+
+def sandbox_program(name: str) -> str | None:
+    """The sandbox's program, looked up as the commands' programs are: never in the work folder,
+    where a repository could put a `bwrap` that runs the command as it is."""
+    return shutil.which(name, path=read_only_path())
 
 
 @functools.cache

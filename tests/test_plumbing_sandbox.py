@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -37,6 +38,7 @@ from plumbing.sandbox import (
     private_prefix,
     remove_private_folders,
     run_read_only,
+    sandbox_program,
     seatbelt_argv,
 )
 from plumbing.screen import Screen
@@ -304,7 +306,7 @@ def test_on_macos_the_checked_words_run_in_sh_inside_sandbox_exec(work):
     line = as_command_line([["grep", "-n", "$HOME *", "a.txt"], ["wc", "-l"]], str(work), [],
                            "sandbox-exec", macos().shell)
     words = shlex.split(line)
-    assert words[:2] == ["exec", shutil.which("sandbox-exec") or "sandbox-exec"]
+    assert words[:2] == ["exec", sandbox_program("sandbox-exec") or "sandbox-exec"]
     assert words[2:6] == ["-p", SEATBELT_PROFILE, "-D", f"PRIVATE={os.path.realpath(work)}"]
     assert words[6:] == ["/bin/sh", "-c", f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
                          "grep -n '$HOME *' a.txt | wc -l"]
@@ -452,6 +454,17 @@ def test_on_windows_read_only_commands_run_through_the_bash_tools_shell(a_txt):
     assert "parsing only here (this OS has no sandbox a program can start)" in buffer.getvalue()
     output, exit_code = read_only("git", "--version")
     assert exit_code == 0 and output.startswith("git version"), output
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the program here is a POSIX shell script")
+@pytest.mark.parametrize("name", ["bwrap", "sandbox-exec"])
+def test_a_sandbox_program_in_the_work_folder_is_never_the_one_run(work, monkeypatch, name):
+    """A PATH with "." or a folder of the repository would find the repository's own `bwrap`:
+    one that runs the command without a sandbox, or does anything else."""
+    tool(work, name, "the-repositorys-sandbox")
+    monkeypatch.setenv("PATH", os.pathsep.join([".", str(work), os.environ["PATH"]]))
+    found = sandbox_program(name)
+    assert found is None or work.resolve() not in Path(found).resolve().parents, found
 
 
 def test_linux_is_the_platform_that_names_bubblewrap():

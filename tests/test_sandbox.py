@@ -43,14 +43,13 @@ def bwrap_problem() -> str | None:
 
 
 @pytest.fixture(params=["sandbox", "parsing only"])
-def mode(request, monkeypatch, tmp_path) -> str:
+def mode(request, monkeypatch, tmp_path_factory) -> str:
     """"parsing only": a bwrap and a sandbox-exec that cannot start come first on the PATH, as
     where user namespaces are off; the commands keep the rest of the user's PATH."""
     if request.param == "sandbox" and (problem := bwrap_problem()):
         pytest.skip(problem)
     if request.param == "parsing only":
-        failing = tmp_path / "sandboxes-that-cannot-start"
-        failing.mkdir()
+        failing = tmp_path_factory.mktemp("sandboxes-that-cannot-start")
         for name in ("bwrap", "sandbox-exec"):
             (failing / name).write_text("#!/bin/sh\nexit 1\n")
             (failing / name).chmod(0o755)
