@@ -151,7 +151,22 @@ def end_processes(find) -> None:
             except psutil.Error:  # it ended meanwhile
                 pass
         found = [process for process in alive(find()) if process.pid not in killed]
-    psutil.wait_procs(list(killed.values()), timeout=max(deadline - time.monotonic(), 0.1))
+    collect(list(killed.values()), deadline)
+
+
+def collect(processes: list, deadline: float) -> None:
+    """Wait until the killed processes are gone: the agent's own children collected here (else
+    they stay zombies), the others' left to their parents."""
+    while processes and time.monotonic() < deadline:
+        _, left = psutil.wait_procs(processes, timeout=0.005)
+        processes = [process for process in left if not zombie_of_another(process)]
+
+
+def zombie_of_another(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE and process.ppid() != os.getpid()
+    except psutil.Error:  # collected meanwhile
+        return True
 
 
 def alive(processes: list) -> list:
