@@ -143,14 +143,17 @@ def run_read_only(pipeline: list[list[str]], timeout: float, stopped: threading.
         if any(argv[0] == "git" for argv in pipeline):
             listing = ["git", "config", "-z", "--name-only", "--get-regexp", r"^(filter|diff)\."]
             command = as_command_line([listing], private, [], sandbox, platform.shell)
-            drivers = git_drivers(command, timeout, stopped, launcher_environment(private))
+            drivers = git_drivers(command, timeout, stopped, private, platform)
         command = as_command_line(pipeline, private, drivers, sandbox, platform.shell)
-        return run_command(command, timeout, stopped, env=launcher_environment(private))
+        return run_command(command, timeout, stopped, env=launcher_environment(private),
+                           platform=platform)
 
 
-def git_drivers(listing: str, timeout: float, stopped: threading.Event, env: dict) -> list[str]:
+def git_drivers(listing: str, timeout: float, stopped: threading.Event, private: str,
+                platform: Platform) -> list[str]:
     """The settings that switch off the filter and diff drivers of the repository's config."""
-    output, exit_code = run_command(listing, timeout, stopped, env=env)
+    output, exit_code = run_command(listing, timeout, stopped, env=launcher_environment(private),
+                                    platform=platform)
     if exit_code == 1:  # no such setting, or not in a repository
         return []
     if exit_code != 0:
