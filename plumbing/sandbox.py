@@ -141,18 +141,18 @@ def run_read_only(pipeline: list[list[str]], timeout: float, stopped: threading.
     with tempfile.TemporaryDirectory(prefix=private_prefix()) as private:
         drivers = []
         if any(argv[0] == "git" for argv in pipeline):
-            listing = ["git", "config", "-z", "--name-only", "--get-regexp", r"^(filter|diff)\."]
-            command = as_command_line([listing], private, [], sandbox, platform.shell)
-            drivers = git_drivers(command, timeout, stopped, private, platform)
+            drivers = git_drivers(private, sandbox, timeout, stopped, platform)
         command = as_command_line(pipeline, private, drivers, sandbox, platform.shell)
         return run_command(command, timeout, stopped, env=launcher_environment(private),
                            platform=platform)
 
 
-def git_drivers(listing: str, timeout: float, stopped: threading.Event, private: str,
+def git_drivers(private: str, sandbox: str, timeout: float, stopped: threading.Event,
                 platform: Platform) -> list[str]:
     """The settings that switch off the filter and diff drivers of the repository's config."""
-    output, exit_code = run_command(listing, timeout, stopped, env=launcher_environment(private),
+    listing = ["git", "config", "-z", "--name-only", "--get-regexp", r"^(filter|diff)\."]
+    command = as_command_line([listing], private, [], sandbox, platform.shell)
+    output, exit_code = run_command(command, timeout, stopped, env=launcher_environment(private),
                                     platform=platform)
     if exit_code == 1:  # no such setting, or not in a repository
         return []
@@ -202,7 +202,7 @@ def powershell_pipeline(commands: list[list[str]]) -> str:
         for word in argv:
             if word == "" or '"' in word:
                 raise ToolError(f"refused: {word!r} cannot be passed on through PowerShell as "
-                                "one word; leave out the double quotes")
+                                "one word (it splits a word at a double quote, drops an empty one)")
         program = shutil.which(argv[0], path=read_only_path())
         if program is None:
             raise ToolError(f"{argv[0]} was not found on this computer's PATH")

@@ -213,11 +213,16 @@ def test_the_api_key_is_not_in_a_commands_environment(scripted_api, agent, mode)
 
 
 @once("v3")
-def test_without_the_sandbox_the_start_up_line_says_so_once(scripted_api, version, mode, tmp_path):
+def test_the_start_up_line_says_once_which_protection_is_in_force(
+    scripted_api, version, mode, tmp_path
+):
     scripted_api.play({"turns": [{"text": "ok"}]})
     done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "hi")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("enforced by parsing only") == (mode == "parsing only")
+    said = {"sandbox": "enforced by the parser, then bubblewrap: no writes",
+            "parsing only": "enforced by parsing only here ("}
+    assert done.stdout.count(said[mode]) == 1, done.stdout
+    assert done.stdout.count("read_only_bash: read-only is enforced by") == 1
 
 
 @once("v3")
