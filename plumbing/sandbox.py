@@ -228,8 +228,10 @@ def read_only_path() -> str:
     work = Path.cwd().resolve()
     kept = []
     for folder in os.environ.get("PATH", "").split(os.pathsep):
-        path = Path(folder)
-        if path.is_absolute() and work != path.resolve() and work not in path.resolve().parents:
+        if not Path(folder).is_absolute():
+            continue
+        real = Path(folder).resolve()
+        if real != work and work not in real.parents:
             kept.append(folder)
     return os.pathsep.join(kept)
 
