@@ -547,6 +547,18 @@ def test_the_v3_transcript_shows_parallel_calls_in_the_models_order(built_site):
     assert "bubblewrap" not in transcript  # the same wherever the site is built
 
 
+def test_the_v3_demo_runs_the_seeds_flow_explorers_then_a_planner_then_a_coder(built_site):
+    """main agent -> explore finds (two at once), plan designs, code implements; the main agent
+    coordinates and checks, and writes no file itself (issue 32: a `code` subagent once appeared
+    only in a table cell)."""
+    transcript = (GENERATED / "transcripts" / "v3.txt").read_text(encoding="utf-8")
+    started = re.findall(r"^\[(\w+)\] .* … started$", transcript, re.M)
+    assert started == ["explore", "explore", "plan", "code"]
+    own_calls = re.findall(r"^> (\w+) ", transcript, re.M)
+    assert "edit_file" not in own_calls and "write_file" not in own_calls, own_calls
+    assert re.search(r"^\[code\] .* done \(\d+ tools", transcript, re.M)
+
+
 def test_the_built_transcripts_hold_no_temporary_folder_and_no_clock(built_site):
     for transcript in (GENERATED / "transcripts").glob("*.txt"):
         text = transcript.read_text(encoding="utf-8")
