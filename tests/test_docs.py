@@ -225,9 +225,13 @@ WALKTHROUGH = {"en": "Its hunks, in order:", "ja": "ハンクは順に次のと�
 def test_the_v3_diff_walkthrough_is_the_diff_of_the_current_files(language):
     """One item per hunk of `diff v2_planning.py v3_subagents.py`; every new plumbing module
     named; and no module v2 already imports named as new (it once said three new parts, not four,
-    and listed shutil and threading as new imports)."""
+    and listed shutil and threading as new imports). The walkthrough is detail, so it may sit in a
+    folded note: it is read at the note's indentation."""
     lines = read_page(language, "v3.md")
-    start = lines.index(WALKTHROUGH[language]) + 1
+    at = [line.strip() for line in lines].index(WALKTHROUGH[language])
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines = [line.removeprefix(indent) for line in lines]
+    start = at + 1
     end = next(
         number
         for number in range(start + 1, len(lines))
