@@ -47,11 +47,12 @@ UNKNOWN_MAX_OUTPUT = 64_000
 STREAM_RETRIES = anthropic.DEFAULT_MAX_RETRIES
 STREAM_RETRY_DELAY = 0.5  # seconds before the first retry
 RETRYABLE_STREAM_ERRORS = ["overloaded_error", "api_error", "rate_limit_error"]
-# A request field named in an error: a path at the start of the message ("thinking.display:
-# Extra inputs are not permitted", as the Messages API words it), or a quoted name anywhere
-# ("does not support parameters: ['reasoning_effort']", as LiteLLM words it). A thinking block in
-# the history is named as messages.N..., so it never counts as the top-level field.
-FIELD_PATH = r"[a-z_]+(?:\.[a-z_]+)*"
+# A request field named in an error's message, where the body names none (OpenAI's `param`, a
+# validation error's `loc`): a path at its start ("thinking.display: Extra inputs are not
+# permitted", as the Messages API words it), else a quoted name ("does not support parameters:
+# ['reasoning_effort']", as LiteLLM words it). A path names one field: "messages.1.content.0:
+# Invalid `signature` in `thinking` block" is about the history, not the `thinking` field.
+FIELD_PATH = r"[a-z_]+(?:\.[a-z0-9_]+)*"
 LEADING_FIELD = re.compile(rf"\A({FIELD_PATH})\s*:")
 QUOTED_FIELD = re.compile(rf"[`'\"]({FIELD_PATH})[`'\"]")
 REFUSAL_STATUSES = [400, 422]  # a request the endpoint will not take: 422 from FastAPI servers
@@ -86,9 +87,10 @@ def read_api_error(exc: anthropic.APIError) -> APIErrorBody:
     """The one reader of an API error, for every place that decides or says something by it."""
     kind, message, named = read_body(getattr(exc, "body", None))
     message = message or str(exc)
-    named += LEADING_FIELD.findall(message) + QUOTED_FIELD.findall(message)
+    named = [name for name in named if name]
+    named = named or LEADING_FIELD.findall(message) or QUOTED_FIELD.findall(message)
     status = getattr(exc, "status_code", None)
-    return APIErrorBody(status, kind, message, tuple(name for name in named if name))
+    return APIErrorBody(status, kind, message, tuple(named))
 
 
 def read_body(body) -> tuple[str, str, list[str]]:
