@@ -24,6 +24,8 @@ from these rows, so a fact is written once, here, next to the page or file it co
                        "openai" {"error": {"message", "type", "code"}}
     max_output         the largest max_tokens it accepts                     unknown
     context_window     tokens of prompt and reply together                   unknown
+    too_long           its 400 message for a request beyond the context      unknown
+                       ({size} and {window} are filled in)
     tool_id_prefix     how the ids of its tool_use blocks begin              unknown
     is_error_survives  the model is told that a tool_result has is_error     unknown
 
@@ -75,6 +77,7 @@ class Endpoint:
     error_shape: str | None = None
     max_output: int | None = None
     context_window: int | None = None
+    too_long: str | None = None
     tool_id_prefix: str | None = None
     is_error_survives: bool | None = None
     notes: str = ""
@@ -149,7 +152,10 @@ ENDPOINTS = [
     Endpoint(
         name="llama.cpp",
         title="llama.cpp server (llama-server), local",
-        sources=("ggml-org/llama.cpp: tools/server/README.md (POST /v1/messages)",),
+        sources=(
+            "ggml-org/llama.cpp: tools/server/README.md (POST /v1/messages)",
+            "ggml-org/llama.cpp: tools/server (exceed_context_size_error, as clients quote it)",
+        ),
         base_url="http://localhost:8080",
         model="local-model",
         auth=("x-api-key", "bearer"),
@@ -160,6 +166,10 @@ ENDPOINTS = [
         error_shape="openai",
         max_output=32_768,
         context_window=32_768,
+        too_long=(
+            "request ({size} tokens) exceeds the available context size ({window} tokens), "
+            "try increasing it"
+        ),
         notes=(
             "The context size is what the server was started with (--ctx-size); the row plays "
             "32K, and a max_tokens beyond it is refused. A key is checked only with --api-key."

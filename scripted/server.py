@@ -788,6 +788,10 @@ class ScriptedAPI:
         if model is None:  # https://platform.claude.com/docs/en/api/errors (404 not_found_error)
             self.violations.append(f"model: {body['model']!r} is not a model the API knows")
             return error_reply({"status": 404, "message": f"model: {body['model']}"}), record
+        beyond = self._beyond_endpoint_limit(body, model)
+        if beyond:
+            self.refused.append(beyond)
+            return error_reply({"status": 400, "message": beyond}), record
         errors = model_errors(body, model) + cache_breakpoint_errors(body)
         if endpoint.thinking in (None, "signed"):  # the others check no signature
             errors += signature_errors(body) + self._missing_thinking_errors(body)
@@ -861,7 +865,20 @@ class ScriptedAPI:
         size = sum(tokens(unit) for unit in prompt_units(body))
         if size <= window:
             return ""
-        return f"prompt is too long: {size} tokens > {window} maximum"
+        return self._too_long_message(size, window)
+
+    def _too_long_message(self, size: int, window: int) -> str:
+        template = self.endpoint.too_long or "prompt is too long: {size} tokens > {window} maximum"
+        return template.format(size=size, window=window)
+
+    def _beyond_endpoint_limit(self, body: dict, model: Model) -> str:
+        """A max_tokens that a server of other models refuses: a setting of the user's, not a
+        rule of Claude's, so it is a refusal to recover from, not the agent's violation."""
+        if uses_model_table(self.endpoint) or body["max_tokens"] <= model.max_output:
+            return ""
+        if self.endpoint.too_long:
+            return self._too_long_message(body["max_tokens"], model.max_output)
+        return f"max_tokens: {body['max_tokens']} > {model.max_output}, the most this server allows"
 
     def _play_turn(self, body: dict, record: Recorded, model: Model) -> Reply:
         record.track, turns = self._track_for(body)
