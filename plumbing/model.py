@@ -47,10 +47,10 @@ UNKNOWN_MAX_OUTPUT = 64_000
 STREAM_RETRIES = anthropic.DEFAULT_MAX_RETRIES
 STREAM_RETRY_DELAY = 0.5  # seconds before the first retry
 RETRYABLE_STREAM_ERRORS = ["overloaded_error", "api_error", "rate_limit_error"]
-# A request field named in an error's message, where the body names none (OpenAI's `param`, a
-# validation error's `loc`): a path at its start ("thinking.display: Extra inputs are not
-# permitted", as the Messages API words it), else a quoted name ("does not support parameters:
-# ['reasoning_effort']", as LiteLLM words it). A path names one field: "messages.1.content.0:
+# A request field named in an error's message, where the body names none (OpenAI's `param`): a
+# path at its start ("thinking.display: Extra inputs are not permitted", as the Messages API
+# words it), else a quoted name ("does not support parameters: ['reasoning_effort']", as
+# LiteLLM words it). A path names one field: "messages.1.content.0:
 # Invalid `signature` in `thinking` block" is about the history, not the `thinking` field.
 FIELD_PATH = r"[a-z_]+(?:\.[a-z0-9_]+)*"
 LEADING_FIELD = re.compile(rf"\A({FIELD_PATH})\s*:")
@@ -63,10 +63,10 @@ FIELD_ALIASES = {"reasoning_effort": "thinking", "reasoning": "thinking"}
 
 @dataclass(frozen=True)
 class APIErrorBody:
-    """What an endpoint's error says, whichever of the shapes in use it comes in: the Messages
-    API's {"type": "error", "error": {"type", "message"}}; OpenAI's {"error": {"message",
-    "type", "param"}} (llama.cpp, vLLM, LiteLLM, gateways); a validation error's {"detail":
-    [{"loc", "msg"}]} (FastAPI servers, with 422); or a body that is only text."""
+    """What an endpoint's error says, whichever shape it comes in: the Messages API's
+    {"type": "error", "error": {"type", "message"}}; OpenAI's {"error": {"message", "type",
+    "param", "code"}} (llama.cpp, LiteLLM's proxy); {"error": "..."}, {"message": "..."} or
+    {"detail": "..."} from other servers; or a body that is only text."""
 
     status: int | None  # None: no HTTP answer at all (a connection that failed)
     type: str  # "invalid_request_error", ...; "" where the body gives none
@@ -100,15 +100,7 @@ def read_body(body) -> tuple[str, str, list[str]]:
     error = body.get("error")
     if isinstance(error, dict):
         return known(error.get("type")), known(error.get("message")), [known(error.get("param"))]
-    detail = body.get("detail")
-    if isinstance(detail, list):
-        fields, said = [], []
-        for problem in detail:
-            if isinstance(problem, dict):
-                fields.append(".".join(str(part) for part in problem.get("loc", [])[1:]))
-                said.append(f"{fields[-1]}: {problem.get('msg', '')}")  # loc[0] is "body"
-        return "", "; ".join(said), fields
-    return "", known(error or body.get("message") or detail), []
+    return "", known(error or body.get("message") or body.get("detail")), []
 
 
 def known(value) -> str:

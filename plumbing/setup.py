@@ -76,7 +76,7 @@ def explain_api_error(exc: anthropic.APIError) -> str:
     """One line: what failed, and what the user can do about it."""
     error = read_api_error(exc)
     request = failed_request(exc)
-    if error.status in REFUSAL_STATUSES and error.names("max_tokens"):
+    if refused_max_tokens(exc):
         return (f"the endpoint refused max_tokens={sent_field(request, 'max_tokens')} "
                 f"({error}): set MAX_TOKENS lower, in the environment or .env (a local "
                 "server's limit is its context size)")
@@ -110,6 +110,22 @@ def retries_taken(request) -> int:
         return int(request.headers.get(RETRY_COUNT_HEADER, "0"))
     except ValueError:
         return 0
+
+
+def refused_max_tokens(exc: anthropic.APIError) -> bool:
+    """The endpoint refused the request's max_tokens: its error names the field ("max_tokens:
+    ...", vLLM's "'max_tokens' ... is too large"), or quotes the number the request sent
+    (llama.cpp: "request (64000 tokens) exceeds the available context size (32768 tokens)").
+    Sizing the request down instead would guess the limit from the wording, and on a local
+    server the prompt shares that room: MAX_TOKENS is the setting that fixes it for good."""
+    error = read_api_error(exc)
+    if error.status not in REFUSAL_STATUSES:
+        return False
+    sent = sent_field(failed_request(exc), "max_tokens")
+    return error.names("max_tokens") or sent in NUMBER.findall(error.message.replace(",", ""))
+
+
+NUMBER = re.compile(r"\d+")
 
 
 def sent_field(request, name: str) -> str:
@@ -154,7 +170,7 @@ def prompt_too_long(exc: BaseException) -> bool:
     if not isinstance(exc, anthropic.APIStatusError):
         return False
     error = read_api_error(exc)
-    if error.status not in REFUSAL_STATUSES or error.names("max_tokens"):
+    if error.status not in REFUSAL_STATUSES or refused_max_tokens(exc):
         return False  # max_tokens too large for the window: MAX_TOKENS is what to change
     return bool(CONTEXT_FULL.search(f"{error.type} {error.message}"))
 
