@@ -200,13 +200,14 @@ def make_room_for_the_next_turn(exc: anthropic.APIStatusError, messages: list, b
 
 
 def users_new_text(messages: list, before: list) -> str | None:
-    """The text the user added this turn, if the turn got no reply yet; else None."""
+    """The message the user sent this turn, if the turn got no reply yet; else None. It is the
+    first block the turn added: a reminder of the script's own may follow it (v2's planning)."""
     if len(messages) > len(before) + 1 or messages[-1]["role"] != "user":
         return None
-    content = messages[-1]["content"]
+    added = messages[-1]["content"]
     if len(messages) == len(before):  # joined to the last user message of a stopped turn
-        content = content[len(before[-1]["content"]):]
-    return "".join(block.get("text", "") for block in content if isinstance(block, dict))
+        added = added[len(before[-1]["content"]):]
+    return added[0]["text"]
 
 
 def bounded(error: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
 from anthropic.types import ModelParam
 
+from scripted.server import prompt_units, tokens
 from tests.agents import once, press_ctrl_c_once
 
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -402,3 +403,85 @@ def test_ctrl_c_anywhere_in_a_model_call_stops_the_turn_and_keeps_the_conversati
     assert [text for text in texts if not text.startswith("<reminder>")] == ["start", "go on"]
     assert message["role"] == "user" and len(texts) == len(message["content"])
     assert "Back again." in capsys.readouterr().out
+
+
+# -- a prompt too long, a max_tokens too large: on endpoints that word it their own way --
+
+
+def prompt_tokens(body: dict) -> int:
+    """The prompt's size as the scripted server counts it against the context window."""
+    return sum(tokens(unit) for unit in prompt_units(body))
+
+
+@pytest.mark.parametrize("endpoint", ["anthropic", "llama.cpp"])
+def test_a_message_too_long_for_the_window_is_taken_back_and_the_next_one_works(
+    scripted_api, make_agent, capsys, endpoint
+):
+    pasted = "lorem ipsum " * 10_000  # 120,000 characters: about 30,000 tokens
+    scripted_api.play(
+        {
+            "endpoint": endpoint,
+            "context_window": 25_000,
+            "turns": [{"expect": {"last_user_contains": "Summarize"}, "text": "Short and fine."}],
+        }
+    )
+    agent = make_agent(**scripted_api.endpoint_env(endpoint))
+    history = []
+    assert agent.run_turn(history, pasted) == 1
+    told = capsys.readouterr().err
+    assert "your message is 120,000 characters" in told and "25000" in told  # the limit, as said
+    assert "taken back" in told and history == []
+    assert agent.run_turn(history, "Summarize the README.") == 0
+    sent = scripted_api.requests[-1].body["messages"]
+    assert [message["role"] for message in sent] == ["user"]  # v2+ add their planning reminder
+    assert sent[0]["content"][0] == {"type": "text", "text": "Summarize the README."}
+    assert all(pasted not in block["text"] for block in sent[0]["content"])
+
+
+@once("v1")
+def test_old_tool_results_that_fill_the_window_on_a_turns_first_request_make_room(
+    scripted_api, agent, capsys
+):
+    scripted_api.play({"turns": [{"tool_calls": [BIG_OUTPUT]}, {"text": "Printed."}]})
+    history = []
+    assert agent.run_turn(history, "print a lot") == 0
+    full = prompt_tokens(scripted_api.requests[-1].body)  # the 40,000 characters cut to 30,000
+    question = "And now? " + "why " * 500  # about 500 tokens: over the window, far below the result
+    scripted_api.play(
+        {
+            "context_window": full + 200,
+            "turns": [{"expect": {"last_user_contains": "And now?"}, "text": "Now this."}],
+        }
+    )
+    assert agent.run_turn(history, question) == 1
+    told = capsys.readouterr().err
+    assert "the 1 oldest tool results were taken out" in told and "send your message again" in told
+    assert agent.run_turn(history, question) == 0
+    sent = scripted_api.requests[-1].body["messages"]
+    assert sent[2]["content"][0]["content"].startswith("[this tool result was taken out")
+    assert sent[-1]["content"] == [{"type": "text", "text": question}]  # once, not twice
+
+
+@pytest.mark.allow_leftover_turns
+@pytest.mark.parametrize(
+    ("endpoint", "max_tokens"),
+    [
+        # llama.cpp quotes the number: "request (64000 tokens) exceeds the available context size"
+        ("llama.cpp", "64000"),
+        # the Messages API names the field: "max_tokens: 128001 > 128000, ..."
+        pytest.param("anthropic", "128001", marks=pytest.mark.allow_violations),
+    ],
+)
+@once("v1")
+def test_max_tokens_beyond_the_endpoints_limit_is_one_line_that_names_max_tokens(
+    scripted_api, make_agent, capsys, endpoint, max_tokens
+):
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "Never sent."}]})
+    agent = make_agent(**{**scripted_api.endpoint_env(endpoint), "MAX_TOKENS": max_tokens})
+    history = []
+    assert agent.run_turn(history, "hi") == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"refused max_tokens={max_tokens}" in line and "set MAX_TOKENS lower" in line
+    assert "context window" not in line  # not taken for a prompt too long
+    assert len(scripted_api.requests) == 1  # asked once: the request is not sized down
+    assert history == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
