@@ -12,8 +12,9 @@ import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
 from anthropic.types import ModelParam
 
+from scripted.endpoints import BY_NAME
 from scripted.server import prompt_units, tokens
-from tests.agents import once, press_ctrl_c_once
+from tests.agents import once, press_ctrl_c_once, results_sent
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -485,3 +486,65 @@ def test_max_tokens_beyond_the_endpoints_limit_is_one_line_that_names_max_tokens
     assert "context window" not in line  # not taken for a prompt too long
     assert len(scripted_api.requests) == 1  # asked once: the request is not sized down
     assert history == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+
+
+@pytest.mark.parametrize("endpoint", ["anthropic", "ollama", "llama.cpp"])
+@once("v1")
+def test_thinking_is_shown_and_goes_back_only_with_the_signature_it_came_with(
+    scripted_api, make_agent, capsys, endpoint
+):
+    # signed (Claude), no signature field (Ollama), "" (llama.cpp)
+    scripted_api.play(
+        {
+            "endpoint": endpoint,
+            "turns": [
+                {
+                    "thinking": "Look first.",
+                    "tool_calls": [{"name": "bash", "input": {"command": "echo hi"}}],
+                },
+                {"expect": {"tool_result_contains": "hi"}, "text": "It says hi."},
+            ],
+        }
+    )
+    agent = make_agent(**scripted_api.endpoint_env(endpoint))
+    assert agent.run_turn([], "say hi") == 0
+    assert "┊ Look first." in capsys.readouterr().out
+    came = scripted_api.requests[0].reply["body"]
+    went = scripted_api.requests[1].body["messages"][1]["content"]
+    signatures = [block.get("signature") for block in went if block["type"] == "thinking"]
+    if BY_NAME[endpoint].thinking == "signed":
+        assert signatures == [came["content"][0]["signature"]] and signatures[0]
+    else:
+        assert signatures == []  # nothing proves it: the endpoint checks nothing there either
+
+
+@once("v1")
+def test_a_failed_tool_says_so_in_its_text_where_the_route_drops_is_error(scripted_api, make_agent):
+    # LiteLLM's OpenAI-format route: is_error does not reach the model; tool ids are call_...
+    calls = [
+        {"name": "read_file", "input": {"path": "missing.txt"}},
+        {"name": "bash", "input": {"command": "echo fine"}},
+    ]
+    scripted_api.play(
+        {"endpoint": "litellm-openai", "turns": [{"tool_calls": calls}, {"text": "Noted."}]}
+    )
+    agent = make_agent(**scripted_api.endpoint_env("litellm-openai"))
+    history = []
+    assert agent.run_turn(history, "read it") == 0
+    ids = [block.id for block in history[1]["content"] if block.type == "tool_use"]
+    failed, fine = results_sent(scripted_api)
+    assert [failed["tool_use_id"], fine["tool_use_id"]] == ids and ids[0].startswith("call_")
+    assert failed["is_error"] and failed["content"].startswith("error: ")
+    assert not fine["is_error"] and fine["content"].startswith("fine")
+
+
+@pytest.mark.parametrize("endpoint", ["llama.cpp", "litellm-openai"])
+@once("v1")
+def test_usage_that_only_the_end_of_the_stream_carries_is_shown(
+    scripted_api, make_agent, capsys, endpoint
+):
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "Hi."}]})
+    agent = make_agent(**scripted_api.endpoint_env(endpoint))
+    assert agent.run_turn([], "hi") == 0
+    shown = capsys.readouterr().out  # message_start said 0 input tokens; message_delta, more
+    assert "tokens: in " in shown and "tokens: in 0," not in shown
