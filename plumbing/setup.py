@@ -217,6 +217,31 @@ def bounded(error: str) -> str:
     return f"{cut_short(error, ALERT_LIMIT)} [{len(error):,} characters in all]"
 
 
+def in_effect(model: str, max_tokens: int, client: anthropic.Anthropic) -> str:
+    """--help's last line: the model and MAX_TOKENS, the endpoint's host, and the header that
+    carries the key, as the SDK will send it (never the key itself)."""
+    host = client.base_url.netloc.decode()
+    return (f"In effect: MODEL_ID={model}, MAX_TOKENS={max_tokens}, endpoint {host}, "
+            f"{key_header(client)}.")
+
+
+def key_header(client: anthropic.Anthropic) -> str:
+    """Which variable the key comes from, and the header the SDK puts it in. The SDK takes
+    ANTHROPIC_API_KEY when it is not empty, else ANTHROPIC_AUTH_TOKEN (as Bearer)."""
+    if client.api_key:
+        source = "ANTHROPIC_API_KEY"
+    elif client.auth_token:
+        source = "ANTHROPIC_AUTH_TOKEN"
+    else:
+        return "no key set"
+    headers = []
+    for name, value in client.auth_headers.items():
+        if name.lower() == "authorization":
+            name = f"{name}: {value.split()[0]}"  # the scheme, "Bearer"; not the key
+        headers.append(name)
+    return f"the key from {source} sent as {' and '.join(headers)}"
+
+
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
     """Exit with one line if there is no API key, no such work directory, or an empty task."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):

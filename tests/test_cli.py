@@ -107,6 +107,33 @@ def test_help_names_the_model_and_max_tokens_in_effect_from_the_code(version):
     assert f"MODEL_ID={model}, MAX_TOKENS={max_tokens}" in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "source"),
+    [("openrouter", "ANTHROPIC_AUTH_TOKEN"), ("anthropic", "ANTHROPIC_API_KEY")],
+)
+def test_help_names_the_endpoint_and_the_header_the_key_is_sent_in(
+    scripted_api, version, tmp_path, endpoint, source
+):
+    # OpenRouter takes the key as Bearer alone: ANTHROPIC_AUTH_TOKEN set, ANTHROPIC_API_KEY=""
+    env = scripted_api.endpoint_env(endpoint, key="k-7f3e")
+    assert env[source] == "k-7f3e" and not env[({*AUTH_VARIABLES} - {source}).pop()]
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "ok"}]})
+    assert run_main(version, "hi", env=env, cwd=tmp_path).returncode == 0  # the key is enough
+    arrived = scripted_api.requests[0].headers
+    if "x-api-key" in arrived:
+        header = "x-api-key"
+    else:
+        header = f"authorization: {arrived['authorization'].split()[0]}"
+    done = run_main(version, "--help", env=env)
+    host = env["ANTHROPIC_BASE_URL"].split("://")[1].rstrip("/")
+    said = done.stdout.lower()
+    assert f"endpoint {host}, the key from {source} sent as {header}.".lower() in said
+    assert "k-7f3e" not in said  # the header's name, never the key
+
+
+AUTH_VARIABLES = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]
+
+
 @once("v1")
 def test_a_dotenv_file_in_the_work_directory_is_not_read_and_the_user_is_told(
     scripted_api, version, tmp_path
