@@ -245,8 +245,9 @@ def key_header(client: anthropic.Anthropic) -> str:
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
     """Exit with one line if there is no API key, no such work directory, or an empty task."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        sys.exit("ANTHROPIC_API_KEY is not set: export it or put it in .env (see .env.example). "
-                 f"No key? Try the offline demo: python -m scripted.demo {version}")
+        sys.exit("ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): export it or put it "
+                 "in .env (see .env.example). No key? Try the offline demo: python -m "
+                 f"scripted.demo {version}, or a local model (docs: Other models, and no key)")
     if not os.path.isdir(args.workdir):
         sys.exit(f"--workdir {args.workdir!r} is not a folder")
     if args.task and not " ".join(args.task).strip():

@@ -61,6 +61,7 @@ def test_missing_key_is_one_clear_line(version, tmp_path):
     done = run_main(version, "task", cwd=tmp_path, env=no_key)
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
+    assert "python -m scripted.demo v1" in done.stderr and "Other models, and no key" in done.stderr
     assert "Traceback" not in done.stderr
 
 
