@@ -50,8 +50,8 @@ RETRYABLE_STREAM_ERRORS = ["overloaded_error", "api_error", "rate_limit_error"]
 # A request field named in an error's message, where the body names none (OpenAI's `param`): a
 # path at its start ("thinking.display: Extra inputs are not permitted", as the Messages API
 # words it), else a quoted name ("does not support parameters: ['reasoning_effort']", as
-# LiteLLM words it). A path names one field: "messages.1.content.0:
-# Invalid `signature` in `thinking` block" is about the history, not the `thinking` field.
+# LiteLLM words it). A path names one field: "messages.1.content.0: Invalid `signature` in
+# `thinking` block" is about a block of the history, not the request's `thinking` field.
 FIELD_PATH = r"[a-z_]+(?:\.[a-z0-9_]+)*"
 LEADING_FIELD = re.compile(rf"\A({FIELD_PATH})\s*:")
 QUOTED_FIELD = re.compile(rf"[`'\"]({FIELD_PATH})[`'\"]")
