@@ -548,3 +548,18 @@ def test_usage_that_only_the_end_of_the_stream_carries_is_shown(
     assert agent.run_turn([], "hi") == 0
     shown = capsys.readouterr().out  # message_start said 0 input tokens; message_delta, more
     assert "tokens: in " in shown and "tokens: in 0," not in shown
+
+
+@once("v1")
+def test_an_openai_shaped_error_is_one_line_with_its_type_and_message(
+    scripted_api, make_agent, capsys
+):
+    # llama.cpp answers in OpenAI's shape: {"error": {"message", "type", "param": null, "code"}}
+    failure = {"status": 400, "message": "Failed to parse the tool call arguments"}
+    scripted_api.play({"endpoint": "llama.cpp", "turns": [{"error": failure}]})
+    agent = make_agent(**scripted_api.endpoint_env("llama.cpp"))
+    assert agent.run_turn([], "hi") == 1
+    assert scripted_api.requests[0].reply["body"]["error"]["param"] is None
+    [line] = capsys.readouterr().err.strip().splitlines()
+    said = "the API answered 400: invalid_request_error: Failed to parse the tool call arguments"
+    assert said in line and "{" not in line and "None" not in line
