@@ -153,16 +153,17 @@ ENDPOINTS = [
         name="llama.cpp",
         title="llama.cpp server (llama-server), local",
         sources=(
-            "ggml-org/llama.cpp: tools/server/README.md (POST /v1/messages)",
+            "ggml-org/llama.cpp: tools/server/README.md (POST /v1/messages: its fields, "
+            "`thinking` not among them; tools need --jinja; count_tokens served)",
             "ggml-org/llama.cpp: tools/server (exceed_context_size_error, as clients quote it)",
+            "shared/README.md, endpoints (checked 2026-11-27 in tools/server; not re-read here): "
+            'thinking blocks with signature "", errors in OpenAI\'s shape',
         ),
         base_url="http://localhost:8080",
         model="local-model",
         auth=("x-api-key", "bearer"),
         key_checked=False,
         thinking="empty signature",
-        usage=PLAIN_USAGE,
-        usage_at_start=False,
         error_shape="openai",
         max_output=32_768,
         context_window=32_768,
