@@ -26,23 +26,11 @@ import pytest
 
 from scripted import ROOT
 from scripted.chat_completions import ScriptedChatCompletions
-from tests.test_endpoints import NOT_YET
+from tests.test_endpoints import NOT_YET, TASK
 
 MASTER_KEY = "sk-scripted-master"
 STARTUP_LIMIT = 90  # seconds: its imports are heavy, and CI machines are shared
 INSTALL_HINT = "python -m venv .venv-litellm && .venv-litellm/bin/pip install 'litellm[proxy]'"
-TASK = {
-    "turns": [
-        {
-            "text": "I'll write the file and look for notes.",
-            "tool_calls": [
-                {"name": "write_file", "input": {"path": "hello.py", "content": "print('hi')\n"}},
-                {"name": "read_file", "input": {"path": "notes.txt"}},
-            ],
-        },
-        {"expect": {"tool_result_contains": "wrote"}, "text": "Done: hello.py is written."},
-    ]
-}
 # The proxy's models: one Claude id on the native route, two on the OpenAI-format route. The
 # second is set up as LiteLLM's own error advises (drop_params), so the route completes a task
 # whatever the agent makes of the refusal.
