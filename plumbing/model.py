@@ -39,7 +39,7 @@ AUTOMATIC_CACHING = {"type": "ephemeral"}
 # https://platform.claude.com/docs/en/about-claude/models/overview
 MAX_OUTPUT = {"claude-sonnet-5-5": 128_000, "claude-sonnet-5": 128_000,
               "claude-opus-5-5": 128_000, "claude-haiku-5-5": 128_000,
-              "claude-sonnet-4-6": 64_000, "claude-haiku-4-5": 64_000}
+              "claude-sonnet-4-6": 128_000, "claude-haiku-4-5": 64_000}
 UNKNOWN_MAX_OUTPUT = 64_000
 # An `event: error` in a 200 stream is retried like the SDK retries a 529 or a 500: the same
 # request, a short wait that doubles, and as many attempts as the SDK makes.

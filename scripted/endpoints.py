@@ -156,16 +156,17 @@ ENDPOINTS = [
         name="llama.cpp",
         title="llama.cpp server (llama-server), local",
         sources=(
-            "ggml-org/llama.cpp: tools/server/README.md (POST /v1/messages)",
+            "ggml-org/llama.cpp: tools/server/README.md (POST /v1/messages: its fields, "
+            "`thinking` not among them; tools need --jinja; count_tokens served)",
             "ggml-org/llama.cpp: tools/server (exceed_context_size_error, as clients quote it)",
+            "shared/README.md, endpoints (checked 2026-11-27 in tools/server; not re-read here): "
+            'thinking blocks with signature "", errors in OpenAI\'s shape',
         ),
         base_url="http://localhost:8080",
         model="local-model",
         auth=("x-api-key", "bearer"),
         key_checked=False,
         thinking="empty signature",
-        usage=PLAIN_USAGE,
-        usage_at_start=False,
         error_shape="openai",
         max_output=32_768,
         context_window=32_768,
@@ -229,7 +230,8 @@ ENDPOINTS = [
         name="litellm",
         title="LiteLLM proxy, native anthropic/ route",
         sources=(
-            "BerriAI/litellm 1.108: pip install 'litellm[proxy]', run against local fakes",
+            "litellm 1.108.7 (pip install 'litellm[proxy]'), run by tests/test_litellm.py in "
+            "front of this server",
             "https://docs.litellm.ai/docs/anthropic_unified",
         ),
         base_url="http://localhost:4000",
@@ -237,21 +239,26 @@ ENDPOINTS = [
         auth=("x-api-key", "bearer"),
         key_checked=True,
         thinking="signed",
+        stream_errors=True,
+        error_shape="anthropic",
         usage=ANTHROPIC_USAGE,
         usage_at_start=True,
         tool_id_prefix="toolu_",
         is_error_survives=True,
         notes=(
-            "The key is LITELLM_MASTER_KEY. Caching and signatures pass through; adaptive "
-            "thinking is dropped unless the model is marked supports_adaptive_thinking."
+            "The key is LITELLM_MASTER_KEY. The request reaches the server as it was sent: "
+            "thinking with its display, the top-level cache_control; signatures and cache "
+            "counts come back unchanged (seen in tests/test_litellm.py). Reported, not seen "
+            "here: adaptive thinking dropped for a model not marked supports_adaptive_thinking."
         ),
     ),
     Endpoint(
         name="litellm-openai",
         title="LiteLLM proxy, OpenAI-format route (a chat-completions backend)",
         sources=(
-            "BerriAI/litellm 1.108: litellm/llms/anthropic/experimental_pass_through/adapters/",
-            "https://docs.litellm.ai/docs/anthropic_unified",
+            "litellm 1.108.7: litellm/llms/anthropic/pass_through/adapters/ (the translation) "
+            "and pass_through/messages/handler.py (use_chat_completions_url_...)",
+            "litellm 1.108.7 run by tests/test_litellm.py in front of scripted/chat_completions.py",
         ),
         base_url="http://localhost:4000",
         model="gpt-4o-mini",
@@ -262,20 +269,25 @@ ENDPOINTS = [
                 "litellm.UnsupportedParamsError: openai does not support parameters: "
                 "['reasoning_effort'], for model={model}. To drop these, set "
                 "`litellm.drop_params=True` or for proxy:\n\n`litellm_settings:\n "
-                "drop_params: true`\n"
+                "drop_params: true`\n. \n If you want to use these params dynamically send "
+                "allowed_openai_params=['reasoning_effort'] in your request.\n\nLiteLLM: model "
+                "group '{model}' failed with the error above. No fallback was attempted."
             )
         },
         ignores=("cache_control", "tool_result.is_error"),
         thinking="none",
         usage=PLAIN_USAGE,
         usage_at_start=False,
-        error_shape="openai",
+        error_shape="anthropic",
         tool_id_prefix="call_",
         is_error_survives=False,
         notes=(
             "`thinking` becomes reasoning_effort, which a model without reasoning refuses "
             "unless drop_params is set. Calls /v1/responses unless litellm_settings has "
-            "use_chat_completions_url_for_anthropic_messages: true."
+            "use_chat_completions_url_for_anthropic_messages: true. Tool ids are the backend's "
+            "(call_...). message_start counts zero, cache counts included; message_delta "
+            "has the input and output counts. The top-level cache_control is passed on to the "
+            "backend as a field of the chat request."
         ),
     ),
     Endpoint(

@@ -519,8 +519,8 @@ def error_body(status: int, message: str) -> dict:
 
 def openai_error_body(status: int, message: str) -> dict:
     """An error as OpenAI-format servers write it, which some Messages-API endpoints answer with
-    too (llama.cpp's server, LiteLLM's proxy): no top-level `type`, the code beside the message.
-    https://platform.openai.com/docs/guides/error-codes"""
+    too (llama.cpp's server): no top-level `type`, the code beside the message.
+    openai/openai-python: src/openai/types/shared/error_object.py (code, message, param, type)"""
     return {
         "error": {
             "message": message,
