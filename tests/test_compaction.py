@@ -299,7 +299,7 @@ def test_slash_compact_with_nothing_to_compact_says_so_and_asks_nothing(
 
 def test_help_states_compact_at_in_effect(version, tmp_path):
     done = run_in_process(ROOT / SCRIPTS[version], "--help", env={"COMPACT_AT": "12345"})
-    assert "COMPACT_AT=12345. /compact at the prompt compacts by hand." in done.stdout
+    assert " COMPACT_AT=12345; /compact at the prompt compacts by hand." in done.stdout
     assert "Compaction: COMPACT_AT (8000 input tokens" in done.stdout
 
 
