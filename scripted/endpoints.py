@@ -294,7 +294,7 @@ ENDPOINTS = [
         base_url="https://api.deepseek.com/anthropic",
         model="deepseek-v4-pro",
         key_checked=True,
-        ignores=("cache_control", "thinking.budget_tokens", "tool_result.is_error"),
+        ignores=("thinking.budget_tokens", "tool_result.is_error"),
         is_error_survives=False,
         notes=(
             "claude-opus* ids are served by deepseek-v4-pro, other claude* ids by "

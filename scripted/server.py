@@ -762,7 +762,7 @@ class ScriptedAPI:
         wrong_header = endpoint.auth is not None and sent and not sent & set(endpoint.auth)
         if endpoint.key_checked is not False and wrong_header:
             wanted = " or ".join(endpoint.auth)
-            self.refused.append(f"{endpoint.name} takes its key in {wanted}, not in {sent}")
+            self.refused.append(f"{endpoint.name} takes its key in {wanted}, not in {sent.pop()}")
             return error_reply({"status": 401, "message": f"send the key in {wanted}"}), record
         errors = [] if "anthropic-version" in headers else ["anthropic-version: header is required"]
         errors += (
