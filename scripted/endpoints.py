@@ -30,6 +30,8 @@ from these rows, so a fact is written once, here, next to the page or file it co
                        ({size} and {window} are filled in)
     tool_id_prefix     how the ids of its tool_use blocks begin              unknown
     is_error_survives  the model is told that a tool_result has is_error     unknown
+    settings           what a learner sets besides the URL, key and model
+                       (MAX_TOKENS within a local server's context size)
 
 Request fields are named as the API names them: `cache_control` is the top-level (automatic)
 one, `thinking.display` the display inside `thinking`, `tool_result.is_error` the flag on a
@@ -82,6 +84,7 @@ class Endpoint:
     too_long: str | None = None
     tool_id_prefix: str | None = None
     is_error_survives: bool | None = None
+    settings: dict[str, str] = field(default_factory=dict)
     notes: str = ""
 
 
@@ -165,6 +168,7 @@ ENDPOINTS = [
             "request ({size} tokens) exceeds the available context size ({window} tokens), "
             "try increasing it"
         ),
+        settings={"MAX_TOKENS": "16384"},  # half the context: the prompt needs the rest
         notes=(
             "The context size is what the server was started with (--ctx-size); the row plays "
             "32K, and a max_tokens beyond it is refused. A key is checked only with --api-key."

@@ -102,6 +102,9 @@ ERROR_TYPES = {
     403: "permission_error",
     404: "not_found_error",
     413: "request_too_large",
+    # not the Messages API's: servers built on FastAPI answer a request that fails validation
+    # with 422 (https://fastapi.tiangolo.com/tutorial/handling-errors/)
+    422: "invalid_request_error",
     429: "rate_limit_error",
     500: "api_error",
     529: "overloaded_error",
@@ -670,6 +673,7 @@ class ScriptedAPI:
             env.update({"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": key})
         if endpoint.model:
             env["MODEL_ID"] = endpoint.model
+        env.update(endpoint.settings)
         return env
 
     def stop(self) -> None:

@@ -270,17 +270,8 @@ TASK = {
         {"expect": {"tool_result_contains": "wrote"}, "text": "Done: hello.py is written."},
     ]
 }
-# What the agent does not survive yet, with the reason (issue 30, item 2: the agent's side).
-NOT_YET = {
-    "llama.cpp": (
-        "max_tokens 64,000 is beyond its 32K context: the 400 is shown as it came, without "
-        "naming MAX_TOKENS, and the request is not sized down"
-    ),
-    "litellm-openai": (
-        "thinking is refused as UnsupportedParamsError ['reasoning_effort']: the agent drops "
-        "a refused field only when the message begins with the field's name"
-    ),
-}
+# What the agent does not survive yet, with the reason.
+NOT_YET: dict[str, str] = {}
 
 
 def endpoint_cases() -> list:
