@@ -53,12 +53,13 @@ from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_u
                               blocks_to_keep, copy_history, final_answer, not_run_results,
                               stop_incomplete_turn)
 from plumbing.screen import Screen
-from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
+from plumbing.setup import (PlainHelp, check_setup, in_effect, leave, recover_from,
+                            with_retry_notices)
 from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
                           shorten, without_edge_spaces)
 from plumbing.read_only import parse_read_only
-from plumbing.sandbox import note_if_parsing_only, run_read_only
+from plumbing.sandbox import note_read_only_protection, run_read_only
 from plumbing.status import StatusBoard
 from plumbing.subagents import subagent_failed, within_budget
 
@@ -449,8 +450,8 @@ def run_turn(messages: list, text: str) -> int:
 
 
 def main() -> int:
-    in_effect = f"In effect: MODEL_ID={MODEL_ID}, MAX_TOKENS={MAX_TOKENS}."
-    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{in_effect}",
+    settings = in_effect(MODEL_ID, MAX_TOKENS, client)  # and the endpoint, and the key's header
+    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{settings}",
                                      formatter_class=PlainHelp)
     parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")
     parser.add_argument("--workdir", default=".", help="the folder the tools work in (default: .)")
@@ -458,7 +459,7 @@ def main() -> int:
     check_setup(args, "v3", SCREEN)  # the API key is there and the folder exists, or exit
     os.chdir(args.workdir)
     SCREEN.note(f"{MODEL_ID} in {Path.cwd()}")
-    note_if_parsing_only(SCREEN)  # read_only_bash without an OS sandbox here: say so, once
+    note_read_only_protection(SCREEN)  # what keeps read_only_bash read-only here: say it once
     if args.task:
         return run_turn([], " ".join(args.task))
     history = []

@@ -62,12 +62,13 @@ from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_u
                               blocks_to_keep, copy_history, final_answer, not_run_results,
                               stop_incomplete_turn)
 from plumbing.screen import Screen
-from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
+from plumbing.setup import (PlainHelp, check_setup, in_effect, leave, recover_from,
+                            with_retry_notices)
 from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
                           shorten, without_edge_spaces)
 from plumbing.read_only import parse_read_only
-from plumbing.sandbox import note_if_parsing_only, run_read_only
+from plumbing.sandbox import note_read_only_protection, run_read_only
 from plumbing.status import StatusBoard
 from plumbing.subagents import subagent_failed, within_budget
 from plumbing.skills import (DESCRIPTION_LIMIT, SkillSkipped, note_override, read_front_matter,
@@ -509,7 +510,10 @@ def read_skill(skill_md: Path) -> Skill:
 
 
 def catalogue(skills: dict[str, Skill]) -> str:
-    """Level 1: one line per skill, name and description, for the system prompt."""
+    """Level 1: one line per skill, name and description, for the system prompt; no skills, no
+    text, so the system prompt is v3's."""
+    if not skills:
+        return ""
     entries = [f"- {name}: {' '.join(skills[name].description.split())}" for name in sorted(skills)]
     return SKILLS_PROMPT + "<available_skills>\n" + "\n".join(entries) + "\n</available_skills>"
 
@@ -525,13 +529,12 @@ def skill_tool(names: list[str]) -> dict:
 
 
 def install_skills(skills: dict[str, Skill]) -> None:
-    """Once, at start-up: the catalogue joins the system prompt and the Skill tool joins the tools.
-    Loading a skill later changes neither, so every request shares the same cached prefix."""
-    global SYSTEM
+    """Once, at start-up: the skills join SKILLS, whose catalogue run_turn() adds to the system
+    prompt, and the Skill tool joins the tools. Loading a skill later changes neither, so every
+    request shares the same cached prefix."""
     if not skills:
         return  # no catalogue and no Skill tool: the agent is exactly v3
     SKILLS.update(skills)
-    SYSTEM += catalogue(skills)
     TOOLS.append(skill_tool(sorted(skills)))
 
 
@@ -563,15 +566,15 @@ def run_turn(messages: list, text: str) -> int:
     add_user_message(messages, text)
     CALLS.start_turn()
     try:
-        agent_loop(messages, SYSTEM, TOOLS, SCREEN)
+        agent_loop(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN)  # level 1 of skills
         return 0
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - limits, API errors, Ctrl-C, bugs
         return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; history kept valid
 
 
 def main() -> int:
-    in_effect = f"In effect: MODEL_ID={MODEL_ID}, MAX_TOKENS={MAX_TOKENS}."
-    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{in_effect}",
+    settings = in_effect(MODEL_ID, MAX_TOKENS, client)  # and the endpoint, and the key's header
+    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{settings}",
                                      formatter_class=PlainHelp)
     parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")
     parser.add_argument("--workdir", default=".", help="the folder the tools work in (default: .)")
@@ -583,7 +586,7 @@ def main() -> int:
     skills_dirs = [Path(folder).resolve() for folder in args.skills_dir]  # from where typed
     os.chdir(args.workdir)
     SCREEN.note(f"{MODEL_ID} in {Path.cwd()}")
-    note_if_parsing_only(SCREEN)  # read_only_bash without an OS sandbox here: say so, once
+    note_read_only_protection(SCREEN)  # what keeps read_only_bash read-only here: say it once
     install_skills(load_skills(skill_sources(skills_dirs)))
     if args.task:
         return run_turn([], " ".join(args.task))

@@ -12,6 +12,8 @@ repository root:
     --8<-- "hood/en/v1.html"             every model call of that demo run (docsgen/hood.py)
     --8<-- "changes/en/v1-to-v2.html"    the "What changed" card above a diff (docsgen/changes.py)
     --8<-- "charts/en/gistdex.html"      a chart, drawn as SVG (docsgen/charts.py)
+    --8<-- "bench/compaction.txt"        what `python bench/compaction.py` prints
+    --8<-- "endpoints/en/table.md"       the endpoint table (docsgen/endpoints.py)
 
 A section of a script starts at a heading comment such as
 `# -- loop -- the agent loop` and runs to the next one (the last, to the end of
@@ -37,6 +39,7 @@ from pathlib import Path
 
 from docsgen.changes import card_files, what_changed
 from docsgen.charts import chart_files
+from docsgen.endpoints import endpoint_files, endpoint_numbers
 from docsgen.hood import hide_folder, hood_files, load_recording
 from docsgen.numbers import benchmark_figures, page_numbers
 from scripted import ROOT
@@ -164,8 +167,8 @@ def task_call_order(recording: list[dict]) -> list[str]:
 ELAPSED = re.compile(r"(\(\d+ tools?), \d+\.\d s\)")
 # The lines the threads of parallel subagents print as they start: their Task call and status line.
 STARTING = re.compile(r"^(> Task |\[\w+\] .* … started$)")
-# Said only where bubblewrap is missing: plumbing/sandbox.py's note_if_parsing_only().
-MACHINE_NOTE = re.compile(r"^\[read_only_bash: read-only is enforced by parsing only here")
+# What keeps read_only_bash read-only depends on the machine: sandbox.note_read_only_protection().
+MACHINE_NOTE = re.compile(r"^\[read_only_bash: read-only is enforced by ")
 
 
 def steady(output: str, call_order: list[str] | None = None) -> str:
@@ -173,8 +176,9 @@ def steady(output: str, call_order: list[str] | None = None) -> str:
     vary with the machine and are evened out: the random work folder (replaced by the caller), a
     subagent's time (shown as n.n s), and the order in which parallel subagents' threads print
     their first two lines (put in the order the model made the calls, `call_order` by
-    description: each Task call, then its status line). A machine-dependent start-up note (no
-    bubblewrap here) is left out: the pages show the same transcript wherever they are built."""
+    description: each Task call, then its status line). A machine-dependent start-up note (what
+    keeps read-only commands read-only here) is left out: the pages show the same transcript
+    wherever they are built."""
     lines = [ELAPSED.sub(r"\1, n.n s)", line) for line in output.splitlines()]
     lines = [line for line in lines if not MACHINE_NOTE.match(line)]
     steady_lines = []
@@ -257,13 +261,17 @@ def expected_files() -> dict[Path, str]:
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
     figures = benchmarks.result()
-    numbers = page_numbers(figures["hygiene"], transcripts, figures["caching"])
+    numbers = page_numbers(figures["hygiene"], transcripts, figures["caching"],
+                           figures["compaction"])
+    files[GENERATED / "bench" / "compaction.txt"] = figures["compaction_table"]
     for script in VERSIONS.values():
         if (ROOT / script).exists():
             for name, first in section_first_lines(ROOT / script).items():
                 numbers[f"lines.{Path(script).stem}/{name}"] = str(first)
+    numbers.update(endpoint_numbers())
     files[NUMBERS] = json.dumps(numbers, indent=2) + "\n"
     made.update(chart_files(figures["hygiene"]))
+    made.update(endpoint_files())
     files.update({GENERATED / path: text for path, text in made.items()})
     return files
 

@@ -1,12 +1,13 @@
-"""The plumbing the four lessons lean on: guards, limits and the terminal, written once.
+"""The plumbing the five lessons lean on: guards, limits and the terminal, written once.
 
-A version script (v1_basic.py ... v4_skills.py) is a complete agent that a reader follows top to
+A version script (v1_basic.py ... v5_compaction.py) is a complete agent that a reader follows top to
 bottom; whatever a first reading can skip lives here, one module per concern, and the script
 imports it in one block that reads as its table of contents:
 
     replies    what the API accepts in a history; a failed turn explained in one line
     model      one model reply, streamed: thinking shown, optional fields an endpoint refuses
-               dropped, a broken stream or a tool call cut by max_tokens asked again
+               dropped, a broken stream or a tool call cut by max_tokens asked again; the one
+               reader of an API error, whatever shape the endpoint gives it
     checks     a tool call the model got wrong becomes an error it can read
     budget     the context budget: one limit for every tool result; room made when it is full
     turns      the ceiling of one turn: model calls, subagents' included
@@ -18,9 +19,10 @@ imports it in one block that reads as its table of contents:
     todo       v2+: the todo list's rules, and how the list is shown
     subagents  v3+: what the main agent reads when a subagent fails
     read_only  v3+: the read-only shell's parser
-    sandbox    v3+: read-only at the OS level too (bubblewrap), or parsing only
+    sandbox    v3+: read-only at the OS level too (bubblewrap, Seatbelt), or parsing only
     status     v3+: one status line per running subagent
-    skills     v4: reading SKILL.md files, and the Agent Skills specification's rules
+    skills     v4+: reading SKILL.md files, and the Agent Skills specification's rules
+    compaction v5: a request's size, the summary request, the fresh history
 
 Nothing here keeps state at module level: limits, the screen, the stop event and the client are
 passed in, so every script (and every test that loads one) gets its own.
