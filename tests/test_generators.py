@@ -30,6 +30,7 @@ from docsgen.numbers import (
     plumbing_line,
     setting_default,
 )
+from scripted.models import MODELS
 
 # -- what counts as lesson code --
 LESSON = '''\
@@ -173,7 +174,8 @@ def test_caching_figures_are_written_as_shares_and_a_ratio():
 def test_each_model_figure_is_named_by_model_and_field():
     numbers = model_numbers()
     assert numbers["models.claude-haiku-4-5.cache_minimum"] == "4,096"
-    assert numbers["models.claude-sonnet-4-6.max_output"] == "64,000"
+    haiku = MODELS["claude-haiku-4-5"]
+    assert numbers["models.claude-haiku-4-5.max_output"] == f"{haiku.max_output:,}"
     assert numbers["models.claude-sonnet-5-5.context_window"] == "1,000,000"
 
 

@@ -249,11 +249,12 @@ def test_input_nested_too_deeply_to_check_is_an_error_not_a_crash():
 
 
 def test_a_tool_error_is_what_the_model_reads_cut_to_its_budget():
-    assert tool_error_text("bash", ToolError("no such file: a.py")) == "no such file: a.py"
-    assert tool_error_text("bash", ValueError("bad")) == "bash failed: ValueError: bad"
-    long = tool_error_text("bash", ToolError("e" * (ERROR_BUDGET + 1)))
-    assert len(long) < ERROR_BUDGET and "cut here" in long
-    assert tool_error_text("bash", ToolError("e" * ERROR_BUDGET)) == "e" * ERROR_BUDGET
+    assert tool_error_text("bash", ToolError("no such file: a.py")) == "error: no such file: a.py"
+    assert tool_error_text("bash", ValueError("bad")) == "error: bash failed: ValueError: bad"
+    whole = "e" * (ERROR_BUDGET - len("error: "))
+    assert tool_error_text("bash", ToolError(whole)) == "error: " + whole
+    long = tool_error_text("bash", ToolError(whole + "e"))
+    assert len(long) < ERROR_BUDGET and long.startswith("error: eee") and "cut here" in long
 
 
 # -- turns.py: the model calls of one turn --
@@ -323,7 +324,7 @@ def test_each_call_of_a_cut_off_reply_is_answered_in_order_and_the_turn_stops():
         stop_incomplete_turn(messages, calls, "max_tokens")
     assert str(raised.value) == ("the reply was cut short at max_tokens (MAX_TOKENS): what it "
                                  "says is incomplete")
-    why = "not run: the reply stopped early (max_tokens); it is incomplete"
+    why = "error: not run: the reply stopped early (max_tokens); it is incomplete"
     assert messages[-1] == {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": why, "is_error": True},
         {"type": "tool_result", "tool_use_id": "toolu_2", "content": why, "is_error": True},

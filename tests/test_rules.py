@@ -262,9 +262,9 @@ def test_the_documented_values_pass(scripted_api, client, fields):
 @pytest.mark.parametrize(
     ("request_body", "message"),
     [
-        (body(ASK, max_tokens=64_001),
-         "max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for "
-         "claude-sonnet-4-6"),
+        (body(ASK, max_tokens=MODELS[MODEL].max_output + 1),
+         f"max_tokens: {MODELS[MODEL].max_output + 1} > {MODELS[MODEL].max_output}, which is the "
+         "maximum allowed number of output tokens for claude-sonnet-4-6"),
         (body(ASK, model=SONNET_5_5, thinking={"type": "disabled"}),
          "thinking.type: 'disabled' is not supported on claude-sonnet-5-5; it accepts adaptive, "
          "between_tools"),
@@ -286,7 +286,7 @@ def test_the_documented_values_pass(scripted_api, client, fields):
          "claude-sonnet-5-5; use 'auto' or 'none'"),
     ],
     ids=[
-        "max_tokens one over 64K", "5.5 thinking disabled", "5.5 thinking enabled",
+        "max_tokens one over the model's", "5.5 thinking disabled", "5.5 thinking enabled",
         "4.6 between_tools", "5.5 tool_choice any", "5.5 tool_choice tool", "two at once",
     ],
 )
@@ -301,7 +301,7 @@ def test_what_a_model_refuses(scripted_api, client, request_body, message):
         body(ASK, model=SONNET_5_5, max_tokens=128_000, tool_choice={"type": "none"}),
         body(ASK, model=SONNET_5_5, thinking={"type": "between_tools"}),
     ],
-    ids=["max_tokens at 64K", "5.5 at 128K, tool_choice none", "5.5 between_tools"],
+    ids=["max_tokens at the model's", "5.5 at 128K, tool_choice none", "5.5 between_tools"],
 )
 def test_what_a_model_takes_at_its_limits(scripted_api, client, request_body):
     accepted(scripted_api, client, request_body)
