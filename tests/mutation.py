@@ -72,6 +72,10 @@ TARGETS = {
     },
     "budget": {
         "files": ["plumbing/budget.py"],
+        # the cut and the room made (tool_results_size() is the compaction's, tested with it)
+        "functions": [
+            "x_clip", "x_cut_note", "x_cut_short", "x_make_room", "x_is_full_tool_result",
+        ],
         "tests": ["tests/test_plumbing_rules.py"],
     },
     "replies": {
