@@ -72,7 +72,7 @@ TARGETS = {
     },
     "budget": {
         "files": ["plumbing/budget.py"],
-        # the cut and the room made (tool_results_size() is the compaction's, tested with it)
+        # the cut and the room made (tool_results_size() serves setup.py's too-long recovery)
         "functions": [
             "x_clip", "x_cut_note", "x_cut_short", "x_make_room", "x_is_full_tool_result",
         ],
