@@ -388,12 +388,17 @@ def test_four_cache_breakpoints_pass(scripted_api, client, tools, system, blocks
          "schemas"),
         ([{**BASH, "name": "run shell"}, {**READ, "input_schema": {"type": "array"}}],
          f"tools.0.name: {NAME}; tools.1.input_schema.type: Input should be 'object'"),
+        (["bash", {**READ, "name": "read file"}],
+         f"tools.0: Input should be an object; tools.1.name: {NAME}"),
+        ([{"type": "web_search_20250305", "name": "web search"}, {**READ, "name": "read file"}],
+         f"tools.1.name: {NAME}"),
     ],
     ids=[
         "a mapping", "a name only", "a space in the name", "an empty name", "65 characters",
         "punctuation", "a number as name", "the first name again last", "a list as description",
         "no schema", "schema a string", "schema of a string", "schema without a type",
         "oneOf", "allOf", "anyOf", "an invalid schema", "two tools wrong",
+        "a name only, then a wrong one", "a server tool, then a wrong one",
     ],
 )
 def test_tool_definitions_are_checked(scripted_api, client, tools, message):
@@ -784,9 +789,11 @@ def test_a_string_content_counts_as_the_text_block_it_stands_for(scripted_api, c
 
 
 def test_expectations_read_text_in_every_shape_the_api_takes(scripted_api, client):
-    """A tool_result's content as a list of text blocks, a system prompt as blocks."""
+    """A tool_result's content as a list of text blocks, a system prompt as blocks: their texts
+    are read one per line."""
     scripted_api.play({"turns": [{
-        "expect": {"tool_result_contains": "notes.txt", "system_contains": "Be brief.",
+        "expect": {"tool_result_contains": "a.py\nnotes.txt",
+                   "system_contains": "English.\nBe brief.",
                    "last_user_contains": "Both ran.", "tools": ["bash", "read_file"]},
         "text": "Fine.",
     }]})
