@@ -68,6 +68,14 @@ TARGETS = {
                 "other_endpoints_answer_not_found",
                 "a_broken_conversation_is_refused_like_the_real_api",
             )
+        ] + [  # the rows of scripted/endpoints.py: their own refusals and key headers
+            f"tests/test_endpoints.py::test_{name}"
+            for name in (
+                "a_refused_field_gets_the_rows_own_words_and_error_shape",
+                "errors_come_in_the_rows_shape",
+                "max_tokens_beyond_the_rows_limit_is_refused",
+                "the_key_is_taken_only_in_the_rows_headers",
+            )
         ],
     },
     "budget": {

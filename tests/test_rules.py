@@ -603,8 +603,9 @@ def thought(scripted_api, client) -> list[dict]:
 
 
 def answer(client, content: list[dict], model: str = SONNET_5_5) -> anthropic.types.Message:
+    [call_id] = [block["id"] for block in content if block["type"] == "tool_use"]
     messages = [ASK, {"role": "assistant", "content": content},
-                results(result(content[-1]["id"], "notes.txt"))]
+                results(result(call_id, "notes.txt"))]
     return client.messages.create(model=model, max_tokens=1000, tools=[BASH], messages=messages,
                                   thinking=SHOWN)
 
@@ -632,12 +633,14 @@ MISSING_THINKING = (
         ("the second left out", MISSING_THINKING),
         ("the first left out", MISSING_THINKING),
         ("in the other order", MISSING_THINKING),
+        ("the second changed, after the call",
+         "messages.1.content.2: Invalid `signature` in `thinking` block"),
     ],
 )
 def test_a_thinking_block_changed_lost_or_moved_is_refused(scripted_api, client, how, message):
     content = thought(scripted_api, client)
     first, second, tool_use = content
-    if how == "the second changed":
+    if how.startswith("the second changed"):
         second["thinking"] += " Then read the notes."
     elif how == "the second unsigned":
         second["signature"] = ""
@@ -647,6 +650,7 @@ def test_a_thinking_block_changed_lost_or_moved_is_refused(scripted_api, client,
         "the second left out": [first, tool_use],
         "the first left out": [second, tool_use],
         "in the other order": [second, first, tool_use],
+        "the second changed, after the call": [first, tool_use, second],
     }.get(how, [first, second, tool_use])
     with pytest.raises(anthropic.BadRequestError) as raised:
         answer(client, changed)
@@ -801,3 +805,76 @@ def test_expectations_read_text_in_every_shape_the_api_takes(scripted_api, clien
     request = body(ASK, calls("toolu_1"), results(listed, text("Both ran.")),
                    system=[text("Answer in English."), text("Be brief.")])
     assert send(client, request).content[0].text == "Fine."
+
+
+# -- prompt caching: where a breakpoint may sit, the per-model minimum at its edge, the counts --
+
+
+def cached(client, request: dict) -> anthropic.types.Usage:
+    return send(client, request).usage
+
+
+@pytest.mark.parametrize("where", ["the last tool", "a message block"])
+def test_a_breakpoint_on_a_tool_or_a_message_block_caches_what_comes_before_it(
+    scripted_api, client, where
+):
+    """The long text sits in the marked block; the next request changes only what follows it."""
+    scripted_api.play({"turns": [{"text": "One."}, {"text": "Two."}]})
+    long_tool = {**READ, "description": LONG_SYSTEM}
+    if where == "the last tool":
+        tools = [BASH, {**long_tool, **MARK}]
+        requests = [body(ASK, tools=tools), body(AGAIN, tools=tools)]
+    else:
+        marked = results({**text(LONG_SYSTEM), **MARK})
+        requests = [body(marked), body(marked, REPLY, AGAIN)]
+    first, second = cached(client, requests[0]), cached(client, requests[1])
+    assert first.cache_creation_input_tokens > 1_024 and first.cache_read_input_tokens == 0
+    assert second.cache_read_input_tokens == first.cache_creation_input_tokens
+    assert second.cache_creation_input_tokens == 0 and second.input_tokens > 0
+    for usage in (first, second):
+        assert all(isinstance(count, int) for count in (
+            usage.input_tokens, usage.output_tokens, usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens))
+
+
+def test_a_prefix_of_exactly_the_model_minimum_is_cached_and_one_token_less_is_not(
+    scripted_api, client
+):
+    minimum = MODELS[MODEL].cache_minimum
+    scripted_api.play({"turns": [{"text": "Sized."}] * 3})
+
+    def written(system_text: str) -> int:
+        system = [{**text(system_text), **MARK}]
+        return cached(client, body(ASK, tools=[], system=system)).cache_creation_input_tokens
+
+    size = written(LONG_SYSTEM)  # the tokens of the prefix up to the breakpoint
+    assert size > minimum
+    at_minimum = LONG_SYSTEM[: len(LONG_SYSTEM) - 4 * (size - minimum)]  # 4 characters a token
+    assert written(at_minimum) == minimum
+    assert written(at_minimum[:-4]) == 0  # silently, as the API does
+
+
+def test_a_longer_reply_counts_more_output_tokens(scripted_api, client):
+    scripted_api.play({"turns": [{"text": "Hi."}, {"text": "A longer answer. " * 40}]})
+    short, long = send(client, body(ASK)).usage, send(client, body(ASK)).usage
+    assert short.output_tokens >= 1 and long.output_tokens > 100 > short.output_tokens
+
+
+@refused
+def test_each_refused_request_is_a_violation_of_its_own(scripted_api, client):
+    scripted_api.play({"turns": [{"text": "Never sent."}]})
+    for request in (body(AGAIN, max_tokens=0), body(ASK, tools=[BASH, BASH])):
+        with pytest.raises(anthropic.BadRequestError):
+            send(client, request)
+    assert scripted_api.violations == [MAX_TOKENS,
+                                       "tools: Tool names must be unique ('bash' appears twice)"]
+
+
+@refused
+def test_another_endpoint_of_the_api_is_not_found(scripted_api):
+    request = urllib.request.Request(scripted_api.start() + "/v1/models", headers=HEADERS)
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=10)
+    assert raised.value.code == 404
+    assert json.load(raised.value)["error"] == {"type": "not_found_error",
+                                                "message": "Not found: GET /v1/models"}
