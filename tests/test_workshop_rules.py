@@ -12,10 +12,12 @@ import importlib.util
 import pytest
 
 from workshop.reference import (
+    MARKER,
     WORKSHOP,
     DiffDoesNotApply,
     apply_diff,
     diff_path,
+    empty_folder,
     find_block,
     rule_of,
     rules_of,
@@ -110,9 +112,73 @@ def test_a_stale_or_cut_off_diff_says_what_is_wrong(tmp_path):
                                                r"'def third\(\):'"):
         apply_diff(stale, tmp_path)
     cut_off = "\n".join(EDIT_SECOND.splitlines()[:-1])
-    with pytest.raises(DiffDoesNotApply, match="the diff ends in the middle of a hunk"):
+    with pytest.raises(DiffDoesNotApply) as raised:
         apply_diff(cut_off, tmp_path)
+    assert str(raised.value) == "the diff ends in the middle of a hunk"
     assert edited(tmp_path) == BODY  # nothing written
+
+
+def test_a_hunk_between_two_equally_near_places_takes_the_earlier(tmp_path):
+    """`x = 1` is at lines 3 and 5; the diff names line 4: both are one line away."""
+    lines = ["a", "b", "x = 1", "c", "x = 1", "d"]
+    script(lines, tmp_path)
+    apply_diff("--- a/script.py\n+++ b/script.py\n@@ -4,1 +4,1 @@\n-x = 1\n+x = 2\n", tmp_path)
+    assert edited(tmp_path) == ["a", "b", "x = 2", "c", "x = 1", "d"]
+
+
+def test_the_named_line_is_where_the_hunk_is_looked_for_not_a_line_before(tmp_path):
+    """`x = 1` at lines 4 and 6; the diff names line 6: looked for from line 5, they would tie."""
+    lines = ["a", "b", "c", "x = 1", "d", "x = 1"]
+    script(lines, tmp_path)
+    apply_diff("--- a/script.py\n+++ b/script.py\n@@ -6,1 +6,1 @@\n-x = 1\n+x = 2\n", tmp_path)
+    assert edited(tmp_path) == ["a", "b", "c", "x = 1", "d", "x = 2"]
+
+
+def test_lines_are_inserted_after_the_line_the_diff_names(tmp_path):
+    script(["one", "two", "three"], tmp_path)
+    apply_diff("--- a/script.py\n+++ b/script.py\n@@ -2,0 +3 @@\n+inserted\n", tmp_path)
+    assert edited(tmp_path) == ["one", "two", "inserted", "three"]
+
+
+def test_a_hunk_header_without_counts_means_one_line(tmp_path):
+    script(["one", "two", "three"], tmp_path)
+    apply_diff("--- a/script.py\n+++ b/script.py\n@@ -2 +2 @@\n-two\n+TWO\n", tmp_path)
+    assert edited(tmp_path) == ["one", "TWO", "three"]
+
+
+def test_an_empty_line_inside_a_hunk_is_context(tmp_path):
+    script(["def f():", "    pass", "", "def g():", "    pass"], tmp_path)
+    diff = ("--- a/script.py\n+++ b/script.py\n@@ -2,3 +2,3 @@\n     pass\n\n-def g():\n"
+            "+def h():\n")
+    apply_diff(diff, tmp_path)
+    assert edited(tmp_path) == ["def f():", "    pass", "", "def h():", "    pass"]
+
+
+def test_a_single_line_before_the_file_lines_is_skipped_and_an_empty_new_file_is_made(tmp_path):
+    script(["one"], tmp_path)
+    diff = ("diff --git a/script.py b/script.py\n--- a/script.py\n+++ b/script.py\n"
+            "@@ -1 +1 @@\n-one\n+ONE\n--- /dev/null\n+++ b/empty.txt\n")
+    apply_diff(diff, tmp_path)
+    assert edited(tmp_path) == ["ONE"]
+    assert (tmp_path / "empty.txt").read_text(encoding="utf-8") == "\n"
+
+
+def test_the_reference_folder_is_made_marked_and_only_its_own_emptied(tmp_path):
+    folder = tmp_path / "new" / "solution"
+    empty_folder(folder)
+    assert [path.name for path in folder.iterdir()] == [MARKER]
+    assert (folder / MARKER).read_text(encoding="utf-8") == (
+        "written by python -m workshop.reference, which empties this folder on its next run\n"
+    )
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(SystemExit) as raised:
+        empty_folder(other)
+    assert str(raised.value) == (
+        f"{other} is not empty, and workshop.reference did not write it: name a new folder or "
+        "an empty one"
+    )
 
 
 @pytest.mark.parametrize(
@@ -122,6 +188,7 @@ def test_a_stale_or_cut_off_diff_says_what_is_wrong(tmp_path):
         ("+++ b/skills/x/SKILL.md\t2026-01-01", "skills/x/SKILL.md"),
         ("--- /dev/null", None),
         ("--- v1_basic.py", "v1_basic.py"),
+        ("--- a/notes/my notes.txt\t2026-01-01 10:00", "notes/my notes.txt"),
     ],
 )
 def test_the_file_a_diff_header_names(header, name):
