@@ -841,7 +841,7 @@ def test_a_prefix_of_exactly_the_model_minimum_is_cached_and_one_token_less_is_n
     scripted_api, client
 ):
     minimum = MODELS[MODEL].cache_minimum
-    scripted_api.play({"turns": [{"text": "Sized."}] * 3})
+    scripted_api.play({"turns": [{"text": "Sized."}] * 4})
 
     def written(system_text: str) -> int:
         system = [{**text(system_text), **MARK}]
@@ -851,23 +851,35 @@ def test_a_prefix_of_exactly_the_model_minimum_is_cached_and_one_token_less_is_n
     assert size > minimum
     at_minimum = LONG_SYSTEM[: len(LONG_SYSTEM) - 4 * (size - minimum)]  # 4 characters a token
     assert written(at_minimum) == minimum
+    system = [{**text(at_minimum), **MARK}]
+    assert cached(client, body(AGAIN, tools=[], system=system)).cache_read_input_tokens == minimum
     assert written(at_minimum[:-4]) == 0  # silently, as the API does
 
 
-def test_a_longer_reply_counts_more_output_tokens(scripted_api, client):
-    scripted_api.play({"turns": [{"text": "Hi."}, {"text": "A longer answer. " * 40}]})
-    short, long = send(client, body(ASK)).usage, send(client, body(ASK)).usage
-    assert short.output_tokens >= 1 and long.output_tokens > 100 > short.output_tokens
+def test_a_longer_reply_counts_more_output_tokens_and_an_empty_one_one(scripted_api, client):
+    """On Sonnet 4.6 thinking is off unless asked for: a turn of thinking alone is no content."""
+    scripted_api.play({"turns": [{"text": "Hi."}, {"text": "A longer answer. " * 40},
+                                 {"thinking": "Nothing to say."}]})
+    short, long, empty = (send(client, body(ASK)) for _ in range(3))
+    assert long.usage.output_tokens > 100 > short.usage.output_tokens >= 1
+    assert (empty.content, empty.usage.output_tokens) == ([], 1)
 
 
 @refused
 def test_each_refused_request_is_a_violation_of_its_own(scripted_api, client):
     scripted_api.play({"turns": [{"text": "Never sent."}]})
-    for request in (body(AGAIN, max_tokens=0), body(ASK, tools=[BASH, BASH])):
+    over = MODELS[MODEL].max_output + 1
+    forced = {"type": "any"}
+    requests = (body(AGAIN, max_tokens=0), body(ASK, tools=[BASH, BASH]),
+                body(ASK, max_tokens=over), body(ASK, model=SONNET_5_5, tool_choice=forced))
+    for request in requests:
         with pytest.raises(anthropic.BadRequestError):
             send(client, request)
-    assert scripted_api.violations == [MAX_TOKENS,
-                                       "tools: Tool names must be unique ('bash' appears twice)"]
+    assert scripted_api.violations[:2] == [
+        MAX_TOKENS, "tools: Tool names must be unique ('bash' appears twice)"]
+    assert scripted_api.violations[2].startswith(f"max_tokens: {over} > ")
+    assert scripted_api.violations[3].startswith("tool_choice: forced tool use ('any')")
+    assert len(scripted_api.violations) == 4
 
 
 @refused
