@@ -1,0 +1,156 @@
+"""Each version chapter tells its core in about ten minutes, in the same shape (issue 32).
+
+The checks read the built site (tests/site.py) as a reader sees it: what stands open on the page,
+outside folded blocks (`??? note`), code, tables, figures and diagrams, is the prose a reader reads
+before choosing to open anything. For every version chapter in the nav, in both languages:
+
+- that prose is at most PROSE_LIMIT (English words, Japanese characters);
+- the demo, the section that holds the demo's transcript, starts in the first third of it;
+- the chapter has its key-concepts table (a concept, and where it is in the code) and its
+  comparison table (the version before, or for v1 a plain model call, against this one);
+- it has a dated "In Claude Code today" box that links its source.
+
+Run with `-rP` to see each chapter's figures.
+"""
+
+import re
+from html import unescape
+
+import pytest
+import yaml
+
+from scripted import ROOT, SCRIPTS
+from tests.test_docs import NavLoader, html_of
+
+LANGUAGES = ["en", "ja"]
+PROSE_LIMIT = {"en": 2000, "ja": 6000}  # about ten minutes' reading (issue 32)
+UNIT = {"en": "English words", "ja": "Japanese characters"}
+DEMO_SHARE = 1 / 3  # of the prose, read before the demo's section begins
+
+# The headers the two tables have, in each language (the glossary's words).
+KEY_CONCEPTS = {"en": ["Concept", "Where in the code"], "ja": ["概念", "コードの場所"]}
+NO_AGENT = {"en": "A plain model call", "ja": "モデルを呼ぶだけ"}  # what v1 is compared with
+ASPECT = {"en": "", "ja": ""}  # the comparison table's first header cell is left blank
+CLAUDE_CODE_BOX = {"en": "In Claude Code today", "ja": "いまの Claude Code では"}
+
+# What a reader does not read unless they choose to: folded blocks, code, tables, figures
+# (the charts and the request inspector's sections), diagrams (mermaid's <pre>), and a heading's ¶.
+HIDDEN = re.compile(
+    r"<(details|pre|code|table|figure|svg|section)\b[^>]*>(?:(?!<\1\b).)*?</\1>", re.S
+)
+
+
+def chapters_in_the_nav() -> list[str]:
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=NavLoader)["nav"]
+    pages = [page for entry in nav for page in entry.values()]
+    return [page for page in pages if re.fullmatch(r"v\d\.md", page)]
+
+
+CHAPTERS = chapters_in_the_nav()
+
+
+def article(site, language: str, page: str) -> str:
+    html = html_of(site, language, page)
+    return html[html.index("<article") : html.index("</article>")]
+
+
+def visible_prose(html: str) -> str:
+    """The text of a piece of a built page that stands open: innermost hidden parts go first, so a
+    folded block with code inside is removed whole."""
+    html = re.sub(r'<a class="headerlink".*?</a>', " ", html)
+    while True:
+        shorter = HIDDEN.sub(" ", html)
+        if shorter == html:
+            break
+        html = shorter
+    return unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+def size(text: str, language: str) -> int:
+    """English words, or Japanese characters (everything but white space)."""
+    return len(text.split()) if language == "en" else len(re.sub(r"\s", "", text))
+
+
+def demo_start(html: str, version: str) -> int:
+    """Where the section that holds the demo's transcript begins: the last <h2> before the code
+    block that starts with the demo's command."""
+    transcript = html.index(f"$ python -m scripted.demo {version}")
+    return html.rindex("<h2", 0, transcript)
+
+
+def tables(html: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Each table of a built page: its header cells and its rows, as text."""
+    found = []
+    for table in re.findall(r"<table>(.*?)</table>", html, re.S):
+        header = [cell_text(cell) for cell in re.findall(r"<th[^>]*>(.*?)</th>", table, re.S)]
+        rows = [
+            re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)
+        ]
+        found.append((header, [row for row in rows if row]))
+    return found
+
+
+def cell_text(cell: str) -> str:
+    return unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_a_chapter_reads_in_ten_minutes_and_its_demo_starts_in_the_first_third(
+    built_site, page, language
+):
+    html = article(built_site, language, page)
+    whole = size(visible_prose(html), language)
+    before_demo = size(visible_prose(html[: demo_start(html, page[:2])]), language)
+    share = before_demo / whole
+    print(f"{language}/{page}: {whole:,} {UNIT[language]}; the demo starts at {share:.0%}")
+    assert whole <= PROSE_LIMIT[language], f"{whole:,} {UNIT[language]} of open prose"
+    assert share <= DEMO_SHARE, f"the demo starts after {share:.0%} of the prose"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_a_chapter_has_its_key_concepts_and_comparison_tables(built_site, page, language):
+    """The key concepts point into the code: each row's backquoted names exist in the version's
+    script or the plumbing. The comparison sets the version before (v1: a plain model call)
+    beside this one, in the same rows in both languages."""
+    version = page[:2]
+    found = tables(article(built_site, language, page))
+    [concepts] = [rows for header, rows in found if header == KEY_CONCEPTS[language]]
+    code = (ROOT / SCRIPTS[version]).read_text(encoding="utf-8")
+    code += "".join(path.read_text(encoding="utf-8") for path in ROOT.glob("plumbing/*.py"))
+    assert len(concepts) >= 3
+    for concept, where in concepts:
+        names = [cell_text(name) for name in re.findall(r"<code>(.*?)</code>", where, re.S)]
+        assert names, f"{cell_text(concept)!r}: no name in the code"
+        missing = [
+            name
+            for name in names
+            if not all(part in code for part in name.removesuffix("()").split("."))
+        ]
+        assert missing == [], f"{cell_text(concept)!r} names what the code does not have"
+    before = NO_AGENT[language] if version == "v1" else f"v{int(version[1]) - 1}"
+    [compared] = [rows for header, rows in found if header == [ASPECT[language], before, version]]
+    assert len(compared) >= 3
+    if language == "ja":
+        english = tables(article(built_site, "en", page))
+        rows = [rows for header, rows in english if header == [ASPECT["en"], before, version]]
+        assert rows and len(rows[0]) == len(compared), "the two languages compare other things"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_a_chapter_says_how_claude_code_does_it_today_with_a_date_and_a_source(
+    built_site, page, language
+):
+    html = article(built_site, language, page)
+    boxes = re.findall(
+        r'<div class="admonition[^"]*">\s*<p class="admonition-title">(.*?)</p>'
+        r"(.*?)</div>",
+        html,
+        re.S,
+    )
+    [(title, body)] = [box for box in boxes if CLAUDE_CODE_BOX[language] in box[0]]
+    assert re.search(r"\b20\d\d-\d\d\b", title), f"no date in {title!r}"
+    assert re.search(r'<a href="https://', body), "no source linked"
