@@ -91,6 +91,13 @@ def tables(html: str) -> list[tuple[list[str], list[list[str]]]]:
     return found
 
 
+def compared_header(language: str, version: str) -> list[str]:
+    """The comparison table's header: a blank cell, the version before (v1: a plain model call),
+    this version."""
+    before = NO_AGENT[language] if version == "v1" else f"v{int(version[1]) - 1}"
+    return [ASPECT[language], before, version]
+
+
 def cell_text(cell: str) -> str:
     return unescape(re.sub(r"<[^>]+>", "", cell)).strip()
 
@@ -130,13 +137,12 @@ def test_a_chapter_has_its_key_concepts_and_comparison_tables(built_site, page, 
             if not all(part in code for part in name.removesuffix("()").split("."))
         ]
         assert missing == [], f"{cell_text(concept)!r} names what the code does not have"
-    before = NO_AGENT[language] if version == "v1" else f"v{int(version[1]) - 1}"
-    [compared] = [rows for header, rows in found if header == [ASPECT[language], before, version]]
+    [compared] = [rows for header, rows in found if header == compared_header(language, version)]
     assert len(compared) >= 3
     if language == "ja":
         english = tables(article(built_site, "en", page))
-        rows = [rows for header, rows in english if header == [ASPECT["en"], before, version]]
-        assert rows and len(rows[0]) == len(compared), "the two languages compare other things"
+        [rows] = [rows for header, rows in english if header == compared_header("en", version)]
+        assert len(rows) == len(compared), "the two languages compare different things"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
