@@ -134,7 +134,10 @@ def test_a_chapter_has_its_key_concepts_and_comparison_tables(built_site, page, 
         missing = [
             name
             for name in names
-            if not all(part in code for part in name.removesuffix("()").split("."))
+            if not all(
+                re.search(rf"\b{re.escape(part)}\b", code)
+                for part in name.removesuffix("()").split(".")
+            )
         ]
         assert missing == [], f"{cell_text(concept)!r} names what the code does not have"
     [compared] = [rows for header, rows in found if header == compared_header(language, version)]
