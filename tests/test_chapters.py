@@ -28,7 +28,10 @@ UNIT = {"en": "English words", "ja": "Japanese characters"}
 DEMO_SHARE = 1 / 3  # of the prose, read before the demo's section begins
 
 # The headers the two tables have, in each language (the glossary's words).
-KEY_CONCEPTS = {"en": ["Concept", "Where in the code"], "ja": ["概念", "コードの場所"]}
+KEY_CONCEPTS = {
+    "en": ["Concept", "Where it is in the code"],
+    "ja": ["概念", "コードのどこにあるか"],
+}
 NO_AGENT = {"en": "A plain model call", "ja": "モデルを呼ぶだけ"}  # what v1 is compared with
 ASPECT = {"en": "", "ja": ""}  # the comparison table's first header cell is left blank
 CLAUDE_CODE_BOX = {"en": "In Claude Code today", "ja": "いまの Claude Code では"}
@@ -161,5 +164,5 @@ def test_a_chapter_says_how_claude_code_does_it_today_with_a_date_and_a_source(
         re.S,
     )
     [(title, body)] = [box for box in boxes if CLAUDE_CODE_BOX[language] in box[0]]
-    assert re.search(r"\b20\d\d-\d\d\b", title), f"no date in {title!r}"
+    assert re.search(r"\b20\d\d-\d\d\b|20\d\d 年 \d\d? 月", title), f"no date in {title!r}"
     assert re.search(r'<a href="https://', body), "no source linked"
