@@ -96,7 +96,7 @@ class Bar:
     label: str
     value: int
     text: str  # what is written after the bar, e.g. "4,939 bytes"
-    kind: str = "main"  # the CSS class: main, sub (a subagent's), over (too large), fit
+    kind: str = "main"  # the CSS class: main, sub (a subagent's), over (too large), fit, summary
 
 
 @dataclass

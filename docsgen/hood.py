@@ -59,8 +59,18 @@ LABELS = {
             "main agent's request grows from {first:,} to {last:,} bytes; the largest request of "
             "a subagent is {largest:,} bytes."
         ),
+        "summary_compacted": (
+            "{calls} model calls. The request grows from {first:,} to {peak:,} bytes; call "
+            "{summary} asks for a summary of that history, and the next request starts again "
+            "from {after:,} bytes."
+        ),
         "chart_title": "{version}: the size of every request, in order",
         "chart_desc": "One bar per model call; a subagent's calls are in another colour.",
+        "chart_desc_compacted": (
+            "One bar per model call; the summary request, which compacts the history, is in "
+            "another colour."
+        ),
+        "summary_call": "{} (summary)",
         "call": "Call {}",
         "bytes": "{:,} bytes",
         "messages": "messages: {count}, new: {new}",
@@ -101,10 +111,20 @@ LABELS = {
             "{first:,} バイトから {last:,} バイトに増えます。サブエージェントの最大のリクエストは "
             "{largest:,} バイトです。"
         ),
+        "summary_compacted": (
+            "モデル呼び出しは {calls} 回です。リクエストは {first:,} バイトから {peak:,} バイトに"
+            "増えます。呼び出し {summary} がその履歴の要約を求め、次のリクエストは {after:,} "
+            "バイトからやり直します。"
+        ),
         "chart_title": "{version}: すべてのリクエストの大きさ（送った順）",
         "chart_desc": (
             "モデル呼び出し 1 回につき 1 本の棒。サブエージェントの呼び出しは色を変えています。"
         ),
+        "chart_desc_compacted": (
+            "モデル呼び出し 1 回につき 1 本の棒。履歴をコンパクションする要約のリクエストは色を"
+            "変えています。"
+        ),
+        "summary_call": "{}（要約）",
         "call": "呼び出し {}",
         "bytes": "{:,} バイト",
         "messages": "メッセージ {count} 件（新規 {new} 件）",
@@ -239,6 +259,16 @@ def task_calls(call: Call) -> list[dict]:
     ]
 
 
+def summary_requests(main: list[Call]) -> list[Call]:
+    """The main agent's requests that asked for a summary to compact the history (v5): each one
+    right before a request that starts again from a single message, the fresh history."""
+    return [
+        before
+        for before, after in zip(main, main[1:], strict=False)
+        if len(after.body["messages"]) == 1 and len(before.body["messages"]) > 1
+    ]
+
+
 def every_call(main: list[Call]) -> list[Call]:
     """All calls in the order the page shows them: each main call, then its subagents' calls."""
     calls = []
@@ -330,6 +360,16 @@ class Page:
 
     def summary(self, main: list[Call]) -> str:
         calls = every_call(main)
+        compacted = summary_requests(main)
+        if compacted:  # the request does not only grow: say where it drops
+            after = main[main.index(compacted[0]) + 1]
+            return self.text["summary_compacted"].format(
+                calls=len(calls),
+                first=main[0].size,
+                peak=max(call.size for call in main),
+                summary=compacted[0].label,
+                after=after.size,
+            )
         children = [call for call in calls if call.track != MAIN_TRACK]
         subagents = [subagent for call in main for subagent in call.subagents]
         return self.text["summary_subagents" if subagents else "summary"].format(
@@ -343,20 +383,18 @@ class Page:
         )
 
     def chart(self, calls: list[Call]) -> str:
-        rows = [
-            Bar(
-                self.call_name(call),
-                call.size,
-                self.text["bytes"].format(call.size),
-                "main" if call.track == MAIN_TRACK else "sub",
-            )
-            for call in calls
-        ]
+        compacted = summary_requests([call for call in calls if call.track == MAIN_TRACK])
+        rows = []
+        for call in calls:
+            label, kind = self.call_name(call), "main" if call.track == MAIN_TRACK else "sub"
+            if any(call is summary for summary in compacted):
+                label, kind = self.text["summary_call"].format(label), "summary"
+            rows.append(Bar(label, call.size, self.text["bytes"].format(call.size), kind))
         return bar_chart(
             f"hood-{self.version}-chart",
             rows,
             self.text["chart_title"].format(version=self.version),
-            self.text["chart_desc"],
+            self.text["chart_desc_compacted" if compacted else "chart_desc"],
             pair=PAIR[self.language],
         )
 

@@ -16,9 +16,11 @@ Run with `-rP` to see each chapter's figures.
 import re
 from html import unescape
 
+import anthropic
 import pytest
 import yaml
 
+from docsgen.generated import version_diff
 from scripted import ROOT, SCRIPTS
 from tests.test_docs import NavLoader, html_of
 
@@ -167,3 +169,48 @@ def test_a_chapter_says_how_claude_code_does_it_today_with_a_date_and_a_source(
     [(title, body)] = [box for box in boxes if CLAUDE_CODE_BOX[language] in box[0]]
     assert re.search(r"\b20\d\d-\d\d\b|20\d\d 年 \d\d? 月", title), f"no date in {title!r}"
     assert re.search(r'<a href="https://', body), "no source linked"
+
+
+@pytest.mark.parametrize("name", ["SERVER_COMPACTION", "CLEAR_TOOL_USES"])
+def test_the_request_shapes_the_v5_chapter_shows_are_sent_by_the_sdk_as_written(scripted_api, name):
+    """Server-side compaction and context editing, as the chapter includes them from
+    examples/context_management.py: the real SDK takes each as arguments of
+    client.beta.messages.create() and sends the fields and the beta header unchanged."""
+    from examples import context_management
+
+    fields = getattr(context_management, name)
+    scripted_api.play({"turns": [{"text": "ok"}]})
+    anthropic.Anthropic().beta.messages.create(
+        model="claude-sonnet-5-5",
+        max_tokens=100,
+        messages=[{"role": "user", "content": "hi"}],
+        **fields,
+    )
+    [request] = scripted_api.requests
+    assert request.body["context_management"] == fields["context_management"]
+    assert request.headers["anthropic-beta"] == ",".join(fields["betas"])
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", CHAPTERS[1:])
+def test_a_chapters_diff_walkthrough_has_one_item_per_hunk_of_the_diff(page, language):
+    """The first numbered list after the chapter includes its diff walks through that diff: one
+    item per hunk of `diff v(n-1) v(n)` as the files are now (a hunk added to a script and not to
+    the walkthrough shows here)."""
+    version = page[:2]
+    before = f"v{int(version[1]) - 1}"
+    lines = (ROOT / f"docs_{language}" / page).read_text(encoding="utf-8").splitlines()
+    include = f'--8<-- "diffs/{before}-to-{version}.diff"'
+    start = next(number for number, line in enumerate(lines) if line.strip() == include)
+    first = next(
+        number for number in range(start, len(lines)) if re.match(r"\s*1\. ", lines[number])
+    )
+    indent = len(lines[first]) - len(lines[first].lstrip())
+    items = 0
+    for line in lines[first:]:
+        if re.match(rf"{' ' * indent}\d+\. ", line):
+            items += 1
+        elif line.strip() and not line.startswith(" " * (indent + 3)):
+            break
+    diff = version_diff(ROOT / SCRIPTS[before], ROOT / SCRIPTS[version])
+    assert items == len(re.findall(r"^@@ ", diff, re.M)), "one item per hunk"
