@@ -255,6 +255,7 @@ def compaction_demo_numbers(transcript: str) -> dict[str, str]:
         "v5.demo_summary_input": f"{inputs[before - 1]:,}",
         "v5.demo_summary_read": reads[before - 1],
         "v5.demo_after": f"{inputs[before]:,}",
+        "v5.demo_summary_call": str(before),  # its number in "Under the hood"
     }
 
 
