@@ -2,28 +2,34 @@
 
 The lesson calls `run_command(command, timeout, stopped)`. How output is capped, how a runaway
 command's whole process tree is ended, and how the agent keeps its key from the commands it runs,
-lives here. The process tree and the key need Linux (/proc and prctl); elsewhere a command's
-process group is ended, and the key is kept out of its environment only.
+lives here. psutil finds and ends the processes on Linux, macOS and Windows alike; Linux adds a
+subreaper and keeps the agent's memory from its commands (prctl).
 """
 
 import ctypes
 import functools
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import uuid
+
+import psutil
 
 from plumbing.checks import ToolError
+from plumbing.platforms import Platform, this_platform
 
 OUTPUT_LIMIT = 10_000_000  # bytes a command may write before it is stopped as a runaway
 # What the SDK reads as credentials: never passed to a command. ANTHROPIC_CUSTOM_HEADERS may hold
 # a gateway's Authorization header.
 CREDENTIALS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS"]
-REAP_WAIT = 1.0  # seconds to collect the processes of a tree that was killed
+# In every command's environment, so in that of every process it starts, wherever it moves to
+# (setsid, nohup, a double fork): "<the agent>/<the command>".
+COMMAND_TAG = "AGENT_COMMAND"
+END_WAIT = 2.0  # seconds to end a tree that keeps starting processes, and to collect them
 LONGEST_PAUSE = 0.02  # seconds between two looks at a running command (Ctrl-C, time, output)
 # prctl(2) options and the capability they take, from <linux/prctl.h> and <linux/capability.h>
 PR_SET_DUMPABLE = 4
@@ -54,20 +60,26 @@ def blocklist_spelling(command: str) -> str:
 
 
 def run_command(command: str, timeout: float, stopped: threading.Event,
-                output_limit: int = OUTPUT_LIMIT, env: dict | None = None) -> tuple[str, int]:
+                output_limit: int = OUTPUT_LIMIT, env: dict | None = None,
+                platform: Platform | None = None) -> tuple[str, int]:
     """Run a shell command; return its output and exit code, or raise ToolError if stopped.
     `env`: the command's whole environment; by default the agent's, without its credentials."""
     # Output goes to a file, not a pipe: a job left running in the background cannot hang us.
+    platform = platform or this_platform()
     if env is None:
         env = command_environment()
-    guard_the_agent()
+    tag = f"{agent_tag()}/{uuid.uuid4().hex}"
+    guard_the_agent(platform)
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                env=env, preexec_fn=adopter_of_orphans())
-        why_stopped = wait_or_stop(proc, out, timeout, stopped, output_limit)
+        # Its own session (POSIX) or process group (Windows): the terminal's Ctrl-C reaches the
+        # agent only, which then ends the command's whole tree itself.
+        proc = subprocess.Popen(platform.shell.argv(command), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, env={**env, COMMAND_TAG: tag},
+                                start_new_session=platform.new_session,
+                                creationflags=platform.new_process_group)
+        why_stopped = wait_or_stop(proc, out, timeout, stopped, output_limit, tag)
         out.seek(0)
-        output = out.read(output_limit).decode("utf-8", errors="replace").rstrip()
+        output = decoded(out.read(output_limit), platform.output_encoding).rstrip()
     if why_stopped:
         raise ToolError(f"{why_stopped}. Output so far:\n{output}")
     return output, proc.returncode
@@ -79,8 +91,17 @@ def command_environment() -> dict:
     return {name: value for name, value in os.environ.items() if name not in CREDENTIALS}
 
 
+def decoded(output: bytes, encoding: str) -> str:
+    """UTF-8, as most programs write; else the console's encoding (a Windows program's cp932,
+    say). Never an error: a byte that means nothing there becomes a replacement character."""
+    try:
+        return output.decode("utf-8")
+    except UnicodeDecodeError:
+        return output.decode(encoding, errors="replace")
+
+
 def wait_or_stop(proc: subprocess.Popen, out, timeout: float, stopped: threading.Event,
-                 output_limit: int) -> str:
+                 output_limit: int, tag: str) -> str:
     """Wait for a command. Stop it, and all it started, if it runs too long, writes too much,
     or Ctrl-C comes. Returns why it was stopped, or "" if it ended by itself."""
     deadline = time.monotonic() + timeout
@@ -98,23 +119,93 @@ def wait_or_stop(proc: subprocess.Popen, out, timeout: float, stopped: threading
                 why_stopped = f"stopped after writing more than {output_limit:,} bytes"
     finally:
         if proc.poll() is None:
-            end_command(proc)
+            end_command(proc, tag)
     return why_stopped
 
 
-def end_command(proc: subprocess.Popen) -> None:
-    """Kill a running command and every process it started: its process group, and on Linux its
-    whole tree, setsid and nohup children included (its shell adopted every orphan of the tree)."""
-    killed = end_process_tree(proc.pid)
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-    except ProcessLookupError:  # it ended meanwhile
-        pass
+def end_command(proc: subprocess.Popen, tag: str) -> None:
+    """Kill a running command and every process it started: those below it, and those that left
+    its tree (setsid, nohup, a double fork) and still carry its tag."""
+    end_processes(lambda: [*process_tree(proc.pid), *tagged(tag)])
     proc.wait()
-    reap([pid for pid in killed if pid != proc.pid])
+
+
+def end_every_process_started() -> None:
+    """On exit: end what the commands left running (a background job, a server): whatever is
+    below the agent (on Linux, orphans came back to it), and whatever carries its tag."""
+    end_processes(lambda: [*process_tree(os.getpid())[1:], *tagged(agent_tag() + "/")])
+
+
+# -- finding and ending processes (psutil: Linux, macOS, Windows) --
+def end_processes(find) -> None:
+    """Kill what `find()` returns, again until it returns nothing alive (a process may start
+    another before it is killed), then collect them so none is left as a zombie."""
+    killed = {}
+    deadline = time.monotonic() + END_WAIT
+    found = alive(find())
+    while found and time.monotonic() < deadline:
+        for process in found:
+            killed[process.pid] = process
+            try:
+                process.kill()
+            except psutil.Error:  # it ended meanwhile
+                pass
+        found = [process for process in alive(find()) if process.pid not in killed]
+    collect(list(killed.values()), deadline)
+
+
+def collect(processes: list, deadline: float) -> None:
+    """Wait until the killed processes are gone: the agent's own children collected here (else
+    they stay zombies), the others' left to their parents."""
+    while processes and time.monotonic() < deadline:
+        _, left = psutil.wait_procs(processes, timeout=0.005)
+        processes = [process for process in left if not zombie_of_another(process)]
+
+
+def zombie_of_another(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE and process.ppid() != os.getpid()
+    except psutil.Error:  # collected meanwhile
+        return True
+
+
+def alive(processes: list) -> list:
+    """The processes that still run: not ended, not zombies waiting to be collected."""
+    running = []
+    for process in processes:
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE:
+                running.append(process)
+        except psutil.Error:  # ended meanwhile
+            pass
+    return running
+
+
+def process_tree(pid: int) -> list:
+    """The process `pid` and every process below it."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:  # it ended meanwhile
+        return []
+
+
+def tagged(tag_start: str) -> list:
+    """The processes whose COMMAND_TAG starts with `tag_start` (the environments of the user's
+    own processes can be read; other users' are skipped)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get(COMMAND_TAG, "").startswith(tag_start):
+                found.append(process)
+        except psutil.Error:  # ended meanwhile, or another user's
+            pass
+    return found
+
+
+def agent_tag() -> str:
+    """This agent: its process id and start time (an id alone may be a former agent's)."""
+    return f"{os.getpid()}@{psutil.Process().create_time():.2f}"
 
 
 # -- the agent's own process: it keeps its key, and its commands' orphans (Linux) --
@@ -126,110 +217,15 @@ def libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def guard_the_agent() -> None:
-    """Before each command (it is cheap, and changes nothing the second time): the agent adopts
-    whatever its commands leave running, so that it can end it on exit; and no command can read
-    the agent's memory or environment, where the API key is (/proc/<pid>/environ): the agent is
-    not dumpable, and CAP_SYS_PTRACE is gone from every program it starts, so a root in a
+def guard_the_agent(platform: Platform) -> None:
+    """Linux, before each command (it is cheap, and changes nothing the second time): the agent
+    adopts whatever its commands leave running, so that it can end it on exit; and no command can
+    read the agent's memory or environment, where the API key is (/proc/<pid>/environ): the agent
+    is not dumpable, and CAP_SYS_PTRACE is gone from every program it starts, so a root in a
     container cannot either. (A root that keeps CAP_SYS_ADMIN owns the machine: it still can.)"""
     c_library = libc()
-    if c_library is None:
+    if not platform.subreaper or c_library is None:
         return
     c_library.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     c_library.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     c_library.prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0)  # fails if not root: nothing to drop
-
-
-def adopter_of_orphans():
-    """What the command's shell runs before it starts (Linux): it becomes the subreaper of its own
-    tree, so a process that a setsid or a double fork tried to set loose stays below it."""
-    if libc() is None:
-        return None
-    return become_subreaper
-
-
-def become_subreaper() -> None:
-    libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-def end_every_process_started() -> None:
-    """On exit: end what the commands left running (a background job, a server). Orphans came
-    back to the agent (guard_the_agent), so all of them are below it."""
-    reap(end_process_tree(os.getpid(), include_root=False))
-
-
-def end_process_tree(root: int, include_root: bool = True) -> list[int]:
-    """SIGSTOP every process below `root`, again until no new one shows up (a stopped process
-    cannot start another), then SIGKILL them all. Returns their ids. Linux only: elsewhere there
-    is no /proc to walk, and nothing is found."""
-    frozen = []
-    if include_root:
-        send(root, signal.SIGSTOP)
-        frozen.append(root)
-    while True:
-        new = [pid for pid in descendants(root) if pid not in frozen]
-        if not new:
-            break
-        for pid in new:
-            send(pid, signal.SIGSTOP)
-        frozen += new
-    for pid in frozen:
-        send(pid, signal.SIGKILL)
-    return frozen
-
-
-def send(pid: int, signal_number: int) -> None:
-    try:
-        os.kill(pid, signal_number)
-    except ProcessLookupError:  # it ended meanwhile
-        pass
-
-
-def descendants(root: int) -> list[int]:
-    """The processes below `root`, from the parent ids in /proc."""
-    children: dict[int, list[int]] = {}
-    for pid in all_processes():
-        children.setdefault(parent_of(pid), []).append(pid)
-    found, waiting = [], [root]
-    while waiting:
-        below = children.get(waiting.pop(), [])
-        found += below
-        waiting += below
-    return found
-
-
-def all_processes() -> list[int]:
-    try:
-        names = os.listdir("/proc")
-    except FileNotFoundError:  # not Linux
-        return []
-    return [int(name) for name in names if name.isdigit()]
-
-
-def parent_of(pid: int) -> int:
-    """The parent id from /proc/<pid>/stat; its second field, the name, may hold ") " itself."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            stat = file.read()
-    except OSError:  # it ended meanwhile
-        return 0
-    return int(stat[stat.rindex(b")") + 2:].split()[1])
-
-
-def reap(pids: list[int]) -> None:
-    """Collect the killed processes that came back to the agent, so none is left as a zombie."""
-    deadline = time.monotonic() + REAP_WAIT
-    waiting = list(pids)
-    while waiting and time.monotonic() < deadline:
-        waiting = [pid for pid in waiting if not collected(pid)]
-        if waiting:
-            time.sleep(0.005)
-
-
-def collected(pid: int) -> bool:
-    """Whether `pid` is gone: collected here now, or by its own parent."""
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:  # not the agent's child (yet): gone, or its parent still lives
-        return not os.path.exists(f"/proc/{pid}")
-    return done == pid

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plumbing.checks import ToolError
+from plumbing.platforms import Platform, this_platform
 
 COUNT_LIMIT = 16 * 1024 * 1024  # bytes after a page that read_file reads to count the lines
 
@@ -30,14 +31,14 @@ class LineCount:
     complete: bool
 
 
-def read_lines(path: Path, offset: int, limit: int,
-               line_limit: int) -> tuple[list[str], LineCount]:
+def read_lines(path: Path, offset: int, limit: int, line_limit: int,
+               platform: Platform | None = None) -> tuple[list[str], LineCount]:
     """Up to `limit` lines of a text file from line `offset`, each cut at line_limit characters,
     and how many lines the file has. A binary file is refused. Only the lines shown are kept, and
     only their first line_limit characters: a huge file costs no more memory than a small one.
     The lines after the page are counted for COUNT_LIMIT bytes at most: a huge file costs no more
     time than its page, and the count then says "at least"."""
-    with open_regular(path, os.O_RDONLY) as file:
+    with open_regular(path, os.O_RDONLY, platform=platform) as file:
         if b"\0" in file.read(8192):
             size = os.fstat(file.fileno()).st_size
             raise ToolError(f"{path.name} looks binary ({size:,} bytes); read_file shows text. "
@@ -131,29 +132,48 @@ def edit_hint(matches: int) -> str:
 
 
 EDIT_LIMIT = 64 * 1024 * 1024  # bytes edit_file reads whole; a bigger file is edited with bash
-NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows; the checks after opening still hold
-NO_BLOCK = getattr(os, "O_NONBLOCK", 0)
-# A folder on the way to a file: opened only to open what is inside it, never through a link.
-FOLDER = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | NO_FOLLOW
 SWAPPED = (errno.ELOOP, errno.ENOTDIR)  # what opening a link as a folder, without following, says
+LINK = "is a symbolic link"  # what NotRegularFile says a path is
+NOT_REGULAR = "is not a regular file (a FIFO, a device, ...)"
 
 
-def open_regular(path: Path, flags: int, mode: str = "rb", newline: str | None = None):
-    """Open a file the tools may use. workdir_path() resolved `path`, so none of its parts is a
-    link now: a link swapped in after the check, for the file or for any folder above it, is
-    refused (opened one folder at a time, with O_NOFOLLOW). Missing folders are made on the way
-    when writing. O_NONBLOCK: a FIFO cannot make us wait. Then only a regular file, and for
-    writing, one with no other name (hard link)."""
+class NotRegularFile(ToolError):
+    """A link, a FIFO or a device where a regular file was expected; `what` says which (LINK or
+    NOT_REGULAR), so that a caller (skills.py) can word its own message."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        super().__init__(f"{path.name} {what}; the file tools read and write regular files only")
+        self.what = what
+
+
+def open_regular(path: Path, flags: int, mode: str = "rb", newline: str | None = None,
+                 platform: Platform | None = None):
+    """Open a file the tools may use: in binary mode (no line ending is translated), a regular
+    file, and for writing, one with no other name (hard link). workdir_path() resolved `path`, so
+    none of its parts is a link now: a link swapped in after the check, for the file or for any
+    folder above it, is refused. Missing folders are made on the way when writing. How, depends
+    on what the OS offers (`platform`): see open_through_no_link() and open_by_name()."""
+    platform = platform or this_platform()
     writing = flags != os.O_RDONLY
+    flags |= platform.binary | platform.no_follow | platform.no_block
     try:
-        fd = open_through_no_link(path, flags | NO_FOLLOW | NO_BLOCK, create_folders=writing)
+        if platform.folder_descriptors:
+            fd = open_through_no_link(path, flags, writing, platform.folder)
+        else:
+            fd = open_by_name(path, flags, writing)
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENXIO):  # a link swapped in; a FIFO nobody reads
-            raise ToolError(f"{path.name} is not a regular file; refused") from None
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link swapped in
+            raise NotRegularFile(path, LINK) from None
+        if exc.errno == errno.ENXIO:  # O_NONBLOCK met a FIFO that nobody reads
+            raise NotRegularFile(path, NOT_REGULAR) from None
         raise
     try:
-        check_opened(path, os.fstat(fd), writing)
-        os.set_blocking(fd, True)
+        opened = os.fstat(fd)
+        check_opened(path, opened, writing)
+        if not platform.folder_descriptors:
+            check_same_file(path, opened)
+        if platform.no_block:  # a regular file: reads and writes may wait after all
+            os.set_blocking(fd, True)
         encoding = None if "b" in mode else "utf-8"
         return os.fdopen(fd, mode, encoding=encoding, newline=newline)
     except BaseException:
@@ -161,15 +181,12 @@ def open_regular(path: Path, flags: int, mode: str = "rb", newline: str | None =
         raise
 
 
-def open_through_no_link(path: Path, flags: int, create_folders: bool) -> int:
-    """os.open(path), from a descriptor of its folder opened one part at a time from the root.
-    Where folders have no descriptors (Windows), by name, as far as that goes."""
+def open_through_no_link(path: Path, flags: int, create_folders: bool, folder_flags: int) -> int:
+    """os.open(path) with O_NOFOLLOW and O_NONBLOCK (Linux, macOS): from a descriptor of its
+    folder, opened one part at a time from the root, through no link; a FIFO cannot make us
+    wait."""
     path = Path(os.path.abspath(path))
-    if os.open not in os.supports_dir_fd:
-        if create_folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, flags, 0o666)
-    folder = open_folder(path, create_folders)
+    folder = open_folder(path, create_folders, folder_flags)
     try:
         return os.open(path.name, flags, 0o666, dir_fd=folder)
     except OSError as exc:
@@ -178,13 +195,50 @@ def open_through_no_link(path: Path, flags: int, create_folders: bool) -> int:
         os.close(folder)
 
 
-def open_folder(path: Path, create: bool) -> int:
+def open_by_name(path: Path, flags: int, create_folders: bool) -> int:
+    """os.open(path) where there are no folder descriptors, no O_NOFOLLOW and no O_NONBLOCK
+    (Windows): looked at first, a link, a FIFO, a device or a folder that became a link is
+    refused unopened (a FIFO would make the open wait); check_same_file() looks again after."""
+    path = Path(os.path.abspath(path))
+    refuse_linked_folder(path)
+    if create_folders:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:  # to be made, or not there: os.open says which
+        return os.open(path, flags, 0o666)
+    if stat.S_ISLNK(info.st_mode):
+        raise NotRegularFile(path, LINK)
+    check_opened(path, info, writing=False)
+    return os.open(path, flags, 0o666)
+
+
+def check_same_file(path: Path, opened: os.stat_result) -> None:
+    """After open_by_name(): the file opened is the one at `path`, through no link."""
+    refuse_linked_folder(Path(os.path.abspath(path)))
+    now = os.lstat(path)
+    if stat.S_ISLNK(now.st_mode):
+        raise NotRegularFile(path, LINK)
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        raise ToolError(f"{path.name} was replaced while it was being opened; refused")
+
+
+def refuse_linked_folder(path: Path) -> None:
+    """No folder on the way to `path` is a link (or a Windows junction) now; those still to be
+    made are not looked at."""
+    real = os.path.normcase(os.path.realpath(path.parent))
+    if real != os.path.normcase(path.parent):
+        raise ToolError(f"{path} is reached through a link put in place of a folder after the "
+                        "check; refused")
+
+
+def open_folder(path: Path, create: bool, folder_flags: int) -> int:
     """A descriptor of the folder of `path`, through no link; missing folders are made if
     `create`."""
-    fd = os.open(path.anchor, FOLDER)
+    fd = os.open(path.anchor, folder_flags)
     try:
         for part in path.parent.parts[1:]:
-            inner = open_part(fd, part, create, path)
+            inner = open_part(fd, part, create, path, folder_flags)
             os.close(fd)
             fd = inner
     except BaseException:
@@ -193,10 +247,10 @@ def open_folder(path: Path, create: bool) -> int:
     return fd
 
 
-def open_part(fd: int, part: str, create: bool, path: Path) -> int:
+def open_part(fd: int, part: str, create: bool, path: Path, folder_flags: int) -> int:
     """The folder `part` inside the folder open as `fd`; errors name `path`, the file."""
     try:
-        return os.open(part, FOLDER, dir_fd=fd)
+        return os.open(part, folder_flags, dir_fd=fd)
     except FileNotFoundError as exc:
         if not create:
             raise with_path(exc, path) from None
@@ -209,7 +263,7 @@ def open_part(fd: int, part: str, create: bool, path: Path) -> int:
         os.mkdir(part, dir_fd=fd)
     except FileExistsError:  # made meanwhile, maybe as a link: opening it again tells
         pass
-    return open_part(fd, part, create=False, path=path)
+    return open_part(fd, part, False, path, folder_flags)
 
 
 def with_path(exc: OSError, path: Path) -> OSError:
@@ -221,25 +275,26 @@ def check_opened(path: Path, info: os.stat_result, writing: bool) -> None:
     if stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{path.name} is not a regular file (a FIFO, a device, ...); the file "
-                        "tools read and write regular files only")
+        raise NotRegularFile(path, NOT_REGULAR)
     if writing and info.st_nlink > 1:
         raise ToolError(f"{path.name} has {info.st_nlink} names (hard links); writing would change "
                         "the file under its other names too, maybe outside the work directory")
 
 
-def read_text_file(path: Path) -> str:
+def read_text_file(path: Path, platform: Platform | None = None) -> str:
     """A regular file's text as it is on disk: no line-ending translation."""
-    with open_regular(path, os.O_RDONLY) as file:
+    with open_regular(path, os.O_RDONLY, platform=platform) as file:
         if os.fstat(file.fileno()).st_size > EDIT_LIMIT:
             raise ToolError(f"{path.name} is over {EDIT_LIMIT:,} bytes; edit it with bash (sed)")
         return file.read().decode("utf-8")
 
 
-def write_text_file(path: Path, text: str, newline: str | None = None) -> None:
+def write_text_file(path: Path, text: str, newline: str | None = "",
+                    platform: Platform | None = None) -> None:
     """Create or overwrite, making missing folders; cut to nothing only after open_regular's
-    checks passed."""
-    with open_regular(path, os.O_WRONLY | os.O_CREAT, "w", newline) as file:
+    checks passed. By default the text is written as it is, \n and \r\n alike, on every OS
+    (newline=None would write each \n as the OS's line ending: \r\n on Windows)."""
+    with open_regular(path, os.O_WRONLY | os.O_CREAT, "w", newline, platform) as file:
         file.truncate(0)
         file.write(text)
 

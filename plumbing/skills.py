@@ -6,17 +6,15 @@ expands into millions of nodes, escape codes in its name): each is refused with 
 other skills still load.
 """
 
-import errno
 import os
 import re
 import shlex
-import stat
 import sys
 from pathlib import Path
 
 import yaml
 
-from plumbing.files import NO_BLOCK, NO_FOLLOW
+from plumbing.files import NotRegularFile, open_regular
 from plumbing.screen import Screen, plain
 
 NAME_LIMIT = 64  # characters, as the Agent Skills specification says
@@ -205,18 +203,14 @@ YAML_NODE_LIMIT = 2000  # nodes in one front matter; a few fields need far fewer
 
 def read_skill_file(skill_md: Path) -> str:
     """A SKILL.md's text, if it is a regular file in its folder (not a link to a file elsewhere)
-    of at most SKILL_FILE_LIMIT bytes: a FIFO is opened without waiting, then refused; a huge
-    file is not read past the limit."""
+    of at most SKILL_FILE_LIMIT bytes: a FIFO is refused without waiting; a huge file is not read
+    past the limit. Its folder may be reached through links (a skills folder linked in place)."""
     try:
-        fd = os.open(skill_md, os.O_RDONLY | NO_BLOCK | NO_FOLLOW)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise SkillSkipped("is a symbolic link; a SKILL.md must be a regular file in its "
-                               "skill folder") from None
-        raise
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SkillSkipped("is not a regular file (a FIFO, a device, ...)")
+        file = open_regular(skill_md.parent.resolve() / skill_md.name, os.O_RDONLY)
+    except NotRegularFile as exc:
+        raise SkillSkipped(f"{exc.what}; a SKILL.md must be a regular file in its skill "
+                           "folder") from None
+    with file:
         data = file.read(SKILL_FILE_LIMIT + 1)
     if len(data) > SKILL_FILE_LIMIT:
         raise SkillSkipped(f"is over {SKILL_FILE_LIMIT:,} bytes; put long parts in references/")

@@ -1,11 +1,13 @@
 """plumbing/commands.py: a command gets no credential, cannot read the agent's memory, and
 leaves nothing running: on a timeout or Ctrl-C its whole tree ends, and on the agent's exit so
-does whatever it left in the background.
+does whatever it left in the background, on Linux (which adopts orphans) and with only what
+macOS and Windows offer (no subreaper, no session of its own on Windows).
 
-The process tests look for `sleep` processes by a length no other test uses, in /proc; they need
-Linux, where the agent adopts orphans and /proc shows the tree.
+The process tests look for `sleep` processes by a length no other test uses (psutil lists them);
+their commands use a POSIX shell's setsid and nohup.
 """
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -13,15 +15,21 @@ import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
+import psutil
 import pytest
 
 from plumbing.checks import ToolError
 from plumbing.commands import run_command
+from plumbing.platforms import linux, macos, this_platform, windows
 from tests.agents import ROOT
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
+posix_shell = pytest.mark.skipif(os.name != "posix", reason="runs setsid and nohup")
+# Each OS's way of starting and ending a command, with a shell this machine has: Windows' has no
+# session of its own, no subreaper (and here no process-group flag: a Linux Popen refuses it).
+PROCESS_BRANCHES = {"linux": linux(), "macos": macos(),
+                    "windows": dataclasses.replace(windows(), shell=this_platform().shell)}
 
 
 def unique_seconds() -> str:
@@ -31,16 +39,12 @@ def unique_seconds() -> str:
 
 def running(seconds: str) -> bool:
     """Whether a `sleep <seconds>` runs (a zombie, killed and not yet collected, does not)."""
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for process in psutil.process_iter():
         try:
-            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b") ", 1)[1][:1]
-        except (OSError, IndexError):  # it ended meanwhile
+            if process.cmdline()[-1:] == [seconds] and process.status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (psutil.Error, IndexError):  # it ended meanwhile, or another user's
             continue
-        if argv[-2:] == [seconds.encode(), b""] and state != b"Z":
-            return True
     return False
 
 
@@ -98,9 +102,10 @@ def test_a_command_cannot_read_the_agents_environment_through_proc():
     assert "PATH=" not in done.stdout  # every process starts with a PATH
 
 
-@linux_only
+@posix_shell
+@pytest.mark.parametrize("platform", PROCESS_BRANCHES)
 @pytest.mark.parametrize("stop", ["timeout", "Ctrl-C"])
-def test_a_stopped_command_ends_with_its_whole_tree(stop, tmp_path):
+def test_a_stopped_command_ends_with_its_whole_tree(stop, platform, tmp_path):
     seconds = [unique_seconds() for _ in range(4)]
     named = tmp_path / "a) b"  # /proc/<pid>/stat shows the name in parentheses, ") " and all
     shutil.copy(shutil.which("sleep"), named)
@@ -112,23 +117,27 @@ def test_a_stopped_command_ends_with_its_whole_tree(stop, tmp_path):
     else:
         threading.Timer(0.5, stopped.set).start()
     with pytest.raises((ToolError, KeyboardInterrupt)):
-        run_command(command, timeout, stopped)
+        run_command(command, timeout, stopped, platform=PROCESS_BRANCHES[platform])
     assert [still_running_after_a_moment(length) for length in seconds] == [False] * 4
 
 
-@linux_only
-def test_a_background_job_outlives_its_command_but_not_the_agent(tmp_path):
+@posix_shell
+@pytest.mark.parametrize("platform", PROCESS_BRANCHES)
+def test_a_background_job_outlives_its_command_but_not_the_agent(platform):
     """A job a finished command left running goes on (a server the next command may use) until
     the agent exits; then leave() ends it, however it left the command's process group."""
     seconds = [unique_seconds() for _ in range(3)]
     jobs = (f"setsid sleep {seconds[0]} & nohup sleep {seconds[1]} >/dev/null 2>&1 & "
             f"(setsid sleep {seconds[2]} &); echo started")
     agent = (
-        "import sys, threading\n"
+        "import dataclasses, sys, threading\n"
         "from plumbing.commands import run_command\n"
+        "from plumbing.platforms import linux, macos, this_platform, windows\n"
         "from plumbing.screen import Screen\n"
         "from plumbing.setup import leave\n"
-        f"print(run_command({jobs!r}, 10, threading.Event())[0], flush=True)\n"
+        f"platform = {platform}()\n"
+        "platform = dataclasses.replace(platform, shell=this_platform().shell)\n"
+        f"print(run_command({jobs!r}, 10, threading.Event(), platform=platform)[0], flush=True)\n"
         "sys.stdin.readline()\n"
         "leave(0, Screen())\n"
     )
@@ -139,3 +148,26 @@ def test_a_background_job_outlives_its_command_but_not_the_agent(tmp_path):
         process.communicate("exit\n", timeout=10)
     assert process.returncode == 0
     assert [still_running_after_a_moment(length) for length in seconds] == [False] * 3
+
+
+@posix_shell
+def test_output_in_the_consoles_encoding_is_read_as_such_and_nothing_ever_raises():
+    """A Windows program writes in the console's code page (cp932 in Japan): what is not UTF-8
+    is read in that encoding; a byte that means nothing there becomes a replacement character."""
+    japanese_console = dataclasses.replace(this_platform(), output_encoding="cp932")
+    sjis = "日本語".encode("cp932").hex()
+    output, _ = run_command(f"printf '{hex_escapes(sjis)}'", 10, threading.Event(),
+                            platform=japanese_console)
+    assert output == "日本語"
+    western_console = dataclasses.replace(this_platform(), output_encoding="cp1252")
+    output, _ = run_command("printf 'caf\\351 \\201'", 10, threading.Event(),
+                            platform=western_console)
+    assert output == "café \ufffd"  # 0x81 means nothing in cp1252
+    output, _ = run_command("printf 'caf\\303\\251 \\342\\224\\212'", 10, threading.Event(),
+                            platform=japanese_console)
+    assert output == "café ┊"  # UTF-8 first, whatever the console's encoding
+
+
+def hex_escapes(hex_bytes: str) -> str:
+    """printf's octal escapes for bytes given in hex: a POSIX printf has no \\x."""
+    return "".join(f"\\{int(hex_bytes[i:i + 2], 16):03o}" for i in range(0, len(hex_bytes), 2))

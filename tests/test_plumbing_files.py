@@ -1,21 +1,42 @@
-"""plumbing/files.py: a checked path is opened one folder at a time, so a folder swapped for a link
-after the check redirects nothing; missing folders are made the same way; and a page of a huge
-file costs about what it shows, with a count of lines that says when it is a lower bound."""
+"""plumbing/files.py: a checked path is opened one folder at a time (Linux, macOS), or looked at
+before and after it is opened by name (Windows, which has no O_NOFOLLOW, O_NONBLOCK nor folder
+descriptors), so a folder swapped for a link after the check redirects nothing; missing folders
+are made the same way; line endings and Japanese stay exactly as they are; a link, a FIFO or a
+device is refused at once; and a page of a huge file costs about what it shows, with a count of
+lines that says when it is a lower bound.
 
+Each OS's branch runs here by passing its description (plumbing/platforms.py); the POSIX ones
+need folder descriptors, so on Windows only its own runs."""
+
+import os
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
 from plumbing.checks import ToolError
 from plumbing.files import (
     COUNT_LIMIT,
+    LINK,
+    NOT_REGULAR,
+    NotRegularFile,
+    check_same_file,
     page_note,
     read_lines,
     read_text_file,
     workdir_path,
     write_text_file,
 )
+from plumbing.platforms import linux, macos, windows
+from tests.agents import fifo_at
+
+FILE_BRANCHES = {"windows": windows()}
+if os.name == "posix":
+    FILE_BRANCHES = {"linux": linux(), "macos": macos(), **FILE_BRANCHES}
+each_os = pytest.mark.parametrize("platform", FILE_BRANCHES.values(), ids=FILE_BRANCHES)
+posix_only = pytest.mark.skipif(os.name != "posix", reason="makes a FIFO, opens /dev/null")
+
 
 @pytest.fixture
 def work(tmp_path, monkeypatch):
@@ -42,35 +63,77 @@ def swap_for_link(folder, target) -> None:
     folder.symlink_to(target)
 
 
+@each_os
 @pytest.mark.parametrize(("swapped", "target"), [("a", ""), ("a/b", "b")],
                          ids=["the top folder", "the file's folder"])
 def test_a_folder_swapped_for_a_link_after_the_check_redirects_nothing(
-    work, outside, swapped, target
+    work, outside, swapped, target, platform
 ):
     checked = workdir_path("a/b/notes.txt")
     swap_for_link(work / swapped, outside / target)
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
-        write_text_file(checked, "pwned")
+        write_text_file(checked, "pwned", platform=platform)
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
-        read_text_file(checked)
+        read_text_file(checked, platform)
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
-        read_lines(checked, 1, 10, 100)
+        read_lines(checked, 1, 10, 100, platform)
     assert (outside / "b" / "notes.txt").read_text() == "secret\n"
 
 
-def test_missing_folders_are_made_and_one_made_a_link_meanwhile_is_refused(work, outside):
-    write_text_file(workdir_path("new/deeper/made.txt"), "x")
+@each_os
+def test_missing_folders_are_made_and_one_made_a_link_meanwhile_is_refused(
+    work, outside, platform
+):
+    write_text_file(workdir_path("new/deeper/made.txt"), "x", platform=platform)
     assert (work / "new" / "deeper" / "made.txt").read_text() == "x"
-    checked = workdir_path("later/b/made.txt")
+    checked = workdir_path("later/c/made.txt")
     (work / "later").symlink_to(outside)  # made by another process, before the tool makes it
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
-        write_text_file(checked, "pwned")
+        write_text_file(checked, "pwned", platform=platform)
     assert sorted(path.name for path in outside.rglob("*")) == ["b", "notes.txt"]
 
 
-def test_a_missing_file_is_named_in_full(work):
-    with pytest.raises(FileNotFoundError, match=f"'{work}/a/nothing/here.txt'"):
-        read_text_file(workdir_path("a/nothing/here.txt"))
+@each_os
+def test_a_missing_file_is_named_in_full(work, platform):
+    missing = str(Path(work, "a", "nothing", "here.txt"))
+    with pytest.raises(FileNotFoundError) as raised:
+        read_text_file(workdir_path("a/nothing/here.txt"), platform)
+    assert raised.value.filename == missing
+
+
+@each_os
+def test_line_endings_and_japanese_stay_exactly_as_they_are(work, platform):
+    """Without O_BINARY a Windows descriptor writes \n as \r\n (and \r\n as \r\r\n); text
+    mode without newline="" does the same."""
+    text = "一行目\r\n二行目\n三行目 🙂\r\n"
+    path = workdir_path("日本語/メモ.txt")
+    write_text_file(path, text, platform=platform)
+    assert path.read_bytes() == text.encode("utf-8")
+    assert read_text_file(path, platform) == text
+    lines, total = read_lines(path, 2, 5, 100, platform)
+    assert (lines, total.lines) == (["二行目", "三行目 🙂"], 3)
+
+
+@each_os
+@posix_only
+def test_a_link_a_fifo_or_a_device_is_refused_at_once(work, platform):
+    """A FIFO opened for reading waits for a writer: Linux and macOS open it with O_NONBLOCK,
+    Windows (no FIFOs in folders; none of the flag) looks before opening."""
+    (work / "link.txt").symlink_to(work / "a" / "b" / "notes.txt")
+    with pytest.raises(NotRegularFile) as refused:
+        read_text_file(work / "link.txt", platform)
+    assert refused.value.what == LINK
+    with pytest.raises(NotRegularFile) as refused:
+        write_text_file(Path("/dev/null"), "x", platform=platform)
+    assert refused.value.what == NOT_REGULAR
+    for name, open_it in [("read", lambda fifo: read_lines(fifo, 1, 1, 10, platform)),
+                          ("write", lambda fifo: write_text_file(fifo, "x", platform=platform))]:
+        with fifo_at(work / name) as fifo:  # it unblocks a waiting open after 5 s
+            started = time.monotonic()
+            with pytest.raises(NotRegularFile, match="is not a regular file"):
+                open_it(fifo)
+            assert time.monotonic() - started < 4
+    assert (work / "a" / "b" / "notes.txt").read_text() == "mine\n"
 
 
 def test_a_page_of_a_huge_file_reads_little_and_counts_at_least(work):
@@ -116,3 +179,19 @@ def test_the_count_stops_after_its_budget(work):
     (work / "f.txt").write_bytes(b"\n" * (5 + COUNT_LIMIT + 10))
     _, total = read_lines(work / "f.txt", 1, 5, 100)
     assert (total.lines, total.complete) == (5 + COUNT_LIMIT + 1, False)  # and one more, at least
+
+
+def test_a_file_swapped_between_the_look_and_the_open_is_refused_after_it(work, outside):
+    """Windows opens by name: what it opened must still be the file at the path."""
+    path = work / "a" / "b" / "notes.txt"
+    (work / "other.txt").write_text("another file\n")
+    with open(path, "rb") as file:
+        opened = os.fstat(file.fileno())
+        check_same_file(path, opened)
+        os.replace(work / "other.txt", path)
+        with pytest.raises(ToolError, match="notes.txt was replaced while it was being opened"):
+            check_same_file(path, opened)
+        path.unlink()
+        path.symlink_to(outside / "b" / "notes.txt")
+        with pytest.raises(NotRegularFile, match="notes.txt is a symbolic link"):
+            check_same_file(path, opened)

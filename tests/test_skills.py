@@ -566,7 +566,8 @@ def test_a_skill_file_that_is_a_fifo_a_device_or_huge_is_skipped(agent, skills_r
         assert time.monotonic() - started < 4
     not_regular = "is not a regular file (a FIFO, a device, ...)"
     assert capsys.readouterr().err.splitlines() == [
-        f"[skill skipped: {skills_root / 'fifo' / 'SKILL.md'} {not_regular}]",
+        f"[skill skipped: {skills_root / 'fifo' / 'SKILL.md'} {not_regular}; a SKILL.md must be "
+        "a regular file in its skill folder]",
         f"[skill skipped: {skills_root / 'huge' / 'SKILL.md'} is over 262,144 bytes; put long "
         "parts in references/]",
         f"[skill skipped: {skills_root / 'zeros' / 'SKILL.md'} is a symbolic link; a SKILL.md "

@@ -399,8 +399,8 @@ def test_a_symlink_swapped_in_after_the_check_is_not_followed(agent, tmp_path_fa
     outside.write_text("secret")
     checked = agent.workdir_path("notes.txt")
     checked.symlink_to(outside)  # the swap, between the check and the open
-    with pytest.raises(agent.ToolError, match="not a regular file"):
+    with pytest.raises(agent.ToolError, match="is a symbolic link"):
         agent.write_text_file(checked, "pwned")
-    with pytest.raises(agent.ToolError, match="not a regular file"):
+    with pytest.raises(agent.ToolError, match="is a symbolic link"):
         agent.read_text_file(checked)
     assert outside.read_text() == "secret"
