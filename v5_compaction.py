@@ -77,7 +77,8 @@ from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_u
                               blocks_to_keep, copy_history, final_answer, not_run_results,
                               stop_incomplete_turn)
 from plumbing.screen import Screen
-from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
+from plumbing.setup import (PlainHelp, check_setup, in_effect, leave, recover_from,
+                            with_retry_notices)
 from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
                           shorten, without_edge_spaces)
@@ -647,7 +648,7 @@ def compact_by_hand(messages: list) -> int:
     try:
         compact(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN, "/compact")
         return 0
-    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - Ctrl-C, bugs: as run_turn
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - as in run_turn()
         return recover_from(exc, messages, before, SCREEN, STOPPED)
 
 
@@ -666,9 +667,9 @@ def run_turn(messages: list, text: str) -> int:
 
 
 def main() -> int:
-    in_effect = (f"In effect: MODEL_ID={MODEL_ID}, MAX_TOKENS={MAX_TOKENS}, "
-                 f"COMPACT_AT={COMPACT_AT}. /compact at the prompt compacts by hand.")
-    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{in_effect}",
+    settings = in_effect(MODEL_ID, MAX_TOKENS, client)  # and the endpoint, and the key's header
+    settings += f" COMPACT_AT={COMPACT_AT}; /compact at the prompt compacts by hand."
+    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{settings}",
                                      formatter_class=PlainHelp)
     parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")
     parser.add_argument("--workdir", default=".", help="the folder the tools work in (default: .)")

@@ -171,7 +171,7 @@ def table(results: dict) -> str:
                      f"{result['largest']:>9,}{result['calls']:>4}/{calls:<3}"
                      f"{result['summaries']:>11}  {result['facts']}")
     lines.append("  input billed: tokens at the base price (a cache write 1.25 times, a read 0.1 "
-                 f"times); dollars at ${INPUT_PRICE} per million")
+                 f"times); dollars at ${INPUT_PRICE:g} per million")
     return "\n".join(lines) + "\n"
 
 

@@ -233,7 +233,10 @@ def compaction_numbers(figures: dict) -> dict[str, str]:
     numbers = {}
     for way, result in figures.items():
         for name, value in result.items():
-            numbers[f"compaction.{way}.{name}"] = as_shown(value)
+            shown = as_shown(value)
+            if isinstance(value, bool):
+                shown = "yes" if value else "no"
+            numbers[f"compaction.{way}.{name}"] = shown
     bench = ROOT / "bench" / "compaction.py"
     for name, value in number_constants(bench).items():
         numbers[f"compaction.{name}"] = as_shown(value)

@@ -25,7 +25,7 @@ class CompactionFailed(Exception):
 def prompt_size(usage) -> int:
     """All the input a request sent, as its `usage` counts it: what it read from the cache, what
     it wrote to the cache, and the rest. `input_tokens` alone is only the rest.
-    https://platform.claude.com/docs/en/build-with-claude/prompt-caching#tracking-cache-performance"""
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching"""
     return (usage.input_tokens + (usage.cache_read_input_tokens or 0)
             + (usage.cache_creation_input_tokens or 0))
 

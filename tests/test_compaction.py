@@ -299,7 +299,7 @@ def test_slash_compact_with_nothing_to_compact_says_so_and_asks_nothing(
 
 def test_help_states_compact_at_in_effect(version, tmp_path):
     done = run_in_process(ROOT / SCRIPTS[version], "--help", env={"COMPACT_AT": "12345"})
-    assert "COMPACT_AT=12345. /compact at the prompt compacts by hand." in done.stdout
+    assert " COMPACT_AT=12345; /compact at the prompt compacts by hand." in done.stdout
     assert "Compaction: COMPACT_AT (8000 input tokens" in done.stdout
 
 
@@ -320,3 +320,30 @@ def test_prompt_size_counts_what_the_cache_read_and_wrote_too(version):
     assert prompt_size(Usage()) == 543
     Usage.cache_read_input_tokens = Usage.cache_creation_input_tokens = None  # an endpoint's
     assert prompt_size(Usage()) == 3
+
+
+# -- the benchmark the chapter quotes --
+
+
+def test_the_bench_v5_stays_in_the_window_keeps_the_facts_and_bills_less_than_clearing(
+    version, built_site
+):
+    numbers = json.loads((ROOT / ".generated" / "numbers.json").read_text(encoding="utf-8"))
+
+    def figure(way: str, name: str) -> str:
+        return numbers[f"compaction.{way}.{name}"]
+
+    def count(way: str, name: str) -> int:
+        return int(figure(way, name).replace(",", ""))
+
+    window = int(numbers["compaction.WINDOW"].replace(",", ""))
+    assert figure("none", "window_exceeded") == "yes" and figure("none", "facts") == "not reached"
+    assert count("none", "calls") < count("none", "session_calls")
+    assert figure("clearing", "facts") == "no"
+    assert figure("compaction", "window_exceeded") == "no"
+    assert figure("compaction", "facts") == "yes"
+    assert count("compaction", "calls") == count("compaction", "session_calls")
+    assert count("compaction", "largest") < window
+    assert count("compaction", "billed") < count("clearing", "billed")
+    table = (ROOT / ".generated" / "bench" / "compaction.txt").read_text(encoding="utf-8")
+    assert f"  compaction {count('compaction', 'billed'):>14,}" in table
