@@ -8,9 +8,11 @@ before choosing to open anything. For every version chapter in the nav, in both 
 - the demo, the section that holds the demo's transcript, starts in the first third of it;
 - the chapter has its key-concepts table (a concept, and where it is in the code) and its
   comparison table (the version before, or for v1 a plain model call, against this one);
-- it has a dated "In Claude Code today" box that links its source.
+- it has a dated "In Claude Code today" box that links its source;
+- from v2 on, its walkthrough of the diff has one item per hunk of the diff as the files are now.
 
-Run with `-rP` to see each chapter's figures.
+And the API's own answers the v5 chapter shows (examples/context_management.py) are request
+fields the real SDK sends as written. Run with `-rP` to see each chapter's figures.
 """
 
 import re
