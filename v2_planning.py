@@ -42,7 +42,7 @@ from plumbing.prompt import KEYS, Prompt
 from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_user_message,
                               blocks_to_keep, copy_history, final_answer, not_run_results,
                               stop_incomplete_turn)
-from plumbing.screen import Screen
+from plumbing.screen import LoopScreen, Screen
 from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
 from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
@@ -106,7 +106,7 @@ TOOLS = [
 
 
 # -- loop -- the agent loop: call the model, run the tools it asks for, repeat until it answers
-def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
+def agent_loop(messages: list, system: str, tools: list, screen: LoopScreen,
                max_rounds: int = MAX_ROUNDS) -> str:
     """Call the model, run the tools it asks for, repeat until it answers. Returns its text."""
     remind_to_plan(messages, tools)
@@ -127,7 +127,7 @@ def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
 
 
 def call_model(messages: list, system: str, tools: list,
-               screen: "Screen") -> anthropic.types.Message:
+               screen: LoopScreen) -> anthropic.types.Message:
     """One streamed model call: its thinking shown dimmed, then its text. The same system prompt
     and tools each time, and automatic caching: each call reads the earlier ones from the cache."""
     request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "system": system, "tools": tools,
@@ -137,7 +137,7 @@ def call_model(messages: list, system: str, tools: list,
     return response
 
 
-def answer_tool_calls(messages: list, calls: list, tools: list, screen: "Screen") -> None:
+def answer_tool_calls(messages: list, calls: list, tools: list, screen: LoopScreen) -> None:
     """Run the calls in order and send all their results back in one user message."""
     results = []
     try:
@@ -148,7 +148,7 @@ def answer_tool_calls(messages: list, calls: list, tools: list, screen: "Screen"
         messages.append({"role": "user", "content": results})
 
 
-def run_tool(call, tools: list, screen: "Screen") -> dict:
+def run_tool(call, tools: list, screen: LoopScreen) -> dict:
     """Run one tool call. Every failure becomes a result the model can read, marked is_error."""
     screen.tool_call(call.name, call.input)
     try:
