@@ -60,6 +60,13 @@ def this_platform() -> Platform:
     return linux()
 
 
+def shell_in_use(platform: Platform | None = None) -> str:
+    """Where the bash tool's commands run, as the model is told: "bash on Linux", "PowerShell on
+    Windows". The model then writes commands that run there."""
+    platform = platform or this_platform()
+    return f"{platform.shell.name} on {OS_NAMES[platform.name]}"
+
+
 def linux() -> Platform:
     return Platform(
         name="linux", binary=0, no_follow=flag("O_NOFOLLOW"), no_block=flag("O_NONBLOCK"),

@@ -3,6 +3,7 @@ tool runs commands with (on Windows, Git for Windows' bash.exe when there is one
 PowerShell)."""
 
 import base64
+import dataclasses
 import os
 import stat
 import subprocess
@@ -10,7 +11,15 @@ import sys
 
 import pytest
 
-from plumbing.platforms import Shell, linux, macos, this_platform, windows, windows_shell
+from plumbing.platforms import (
+    Shell,
+    linux,
+    macos,
+    shell_in_use,
+    this_platform,
+    windows,
+    windows_shell,
+)
 
 OS_OF_SYS_PLATFORM = {"win32": "windows", "darwin": "macos"}
 
@@ -87,3 +96,11 @@ def test_windows_without_git_bash_runs_commands_with_powershell(tmp_path, monkey
     shell = windows_shell()
     assert shell.name == "PowerShell"
     assert os.path.dirname(shell.program) == str(tmp_path / "PowerShell" / "7")
+
+
+def test_the_model_is_told_the_os_and_the_shell_in_use():
+    with_git_bash = dataclasses.replace(windows(), shell=Shell("bash", r"C:\Git\bin\bash.exe"))
+    with_powershell = dataclasses.replace(windows(), shell=Shell("PowerShell", "powershell.exe"))
+    assert shell_in_use(with_git_bash) == "bash on Windows"
+    assert shell_in_use(with_powershell) == "PowerShell on Windows"
+    assert shell_in_use(dataclasses.replace(macos(), shell=Shell("sh", "/bin/sh"))) == "sh on macOS"
