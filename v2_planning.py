@@ -38,7 +38,7 @@ from plumbing.commands import refuse_if_blocked, run_command
 from plumbing.files import (count_matches, edit_hint, match_line_endings, page_note, read_lines,
                             read_text_file, workdir_path, write_text_file)
 from plumbing.model import RequestOptions, stream_reply
-from plumbing.platforms import shell_in_use  # the OS, and the shell that runs the commands
+from plumbing.platforms import shell_in_use  # "bash on Linux", "PowerShell on Windows", ...
 from plumbing.prompt import KEYS, Prompt
 from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_user_message,
                               blocks_to_keep, copy_history, final_answer, not_run_results,
@@ -62,12 +62,11 @@ TOOL_RESULT_BUDGET = 30_000  # characters of one tool result that may enter the 
 READ_LIMIT = 2000  # read_file: lines per call
 LINE_LIMIT = 2000  # read_file: characters per line
 BLOCKED_COMMANDS = ["rm -rf /", "rm -rf ~", "sudo ", "mkfs", "shutdown", "reboot", "dd if=", ":(){"]
-SHELL = shell_in_use()  # "bash on Linux", "PowerShell on Windows": the model writes for it
 SYSTEM = ("You are a coding agent working in the user's current directory. Act with your tools "
           "instead of describing what you would do: read before you edit, keep changes small, run "
           "what you write to check it. Tool results may be cut to fit the context; the cut says "
           "how to get the rest. When the task is done, reply with a short summary and call no "
-          f"tool. The bash tool runs your commands with {SHELL}.")
+          f"tool. The bash tool runs your commands with {shell_in_use()}.")
 BASE_URL = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"  # empty: default
 SCREEN = Screen()  # the terminal: the reply as it streams, tool lines, progress
 OPTIONS = RequestOptions(SCREEN)  # thinking shown, automatic caching; dropped where refused
@@ -78,9 +77,9 @@ client = anthropic.Anthropic(base_url=BASE_URL, http_client=with_retry_notices(S
 # Paths are relative to the work directory. additionalProperties: False turns a typo into an error.
 TOOLS = [
     {"name": "bash", "description": (
-        f"Run a command with {SHELL} in the work directory. Returns stdout and stderr together, "
-        f"then the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow it with "
-        "grep or head."),
+        f"Run a command with {shell_in_use()} in the work directory. Returns stdout and stderr "
+        f"together, then the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow "
+        "it with grep or head."),
      "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
                       "required": ["command"], "additionalProperties": False}},
     {"name": "read_file", "description": (
