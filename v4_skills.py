@@ -68,7 +68,7 @@ from plumbing.turns import CallBudget  # the model calls one turn may make, suba
 from plumbing.todo import (first_broken_rule, has_todo_tool, open_todos_reminder, render_todos,
                           shorten, without_edge_spaces)
 from plumbing.read_only import parse_read_only
-from plumbing.sandbox import note_if_parsing_only, run_read_only
+from plumbing.sandbox import note_read_only_protection, run_read_only
 from plumbing.status import StatusBoard
 from plumbing.subagents import subagent_failed, within_budget
 from plumbing.skills import (DESCRIPTION_LIMIT, SkillSkipped, note_override, read_front_matter,
@@ -584,7 +584,7 @@ def main() -> int:
     skills_dirs = [Path(folder).resolve() for folder in args.skills_dir]  # from where typed
     os.chdir(args.workdir)
     SCREEN.note(f"{MODEL_ID} in {Path.cwd()}")
-    note_if_parsing_only(SCREEN)  # read_only_bash without an OS sandbox here: say so, once
+    note_read_only_protection(SCREEN)  # what keeps read_only_bash read-only here: say it once
     install_skills(load_skills(skill_sources(skills_dirs)))
     if args.task:
         return run_turn([], " ".join(args.task))

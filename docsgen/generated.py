@@ -164,8 +164,8 @@ def task_call_order(recording: list[dict]) -> list[str]:
 ELAPSED = re.compile(r"(\(\d+ tools?), \d+\.\d s\)")
 # The lines the threads of parallel subagents print as they start: their Task call and status line.
 STARTING = re.compile(r"^(> Task |\[\w+\] .* … started$)")
-# Said only where bubblewrap is missing: plumbing/sandbox.py's note_if_parsing_only().
-MACHINE_NOTE = re.compile(r"^\[read_only_bash: read-only is enforced by parsing only here")
+# What keeps read_only_bash read-only depends on the machine: sandbox.note_read_only_protection().
+MACHINE_NOTE = re.compile(r"^\[read_only_bash: read-only is enforced by ")
 
 
 def steady(output: str, call_order: list[str] | None = None) -> str:
@@ -173,8 +173,9 @@ def steady(output: str, call_order: list[str] | None = None) -> str:
     vary with the machine and are evened out: the random work folder (replaced by the caller), a
     subagent's time (shown as n.n s), and the order in which parallel subagents' threads print
     their first two lines (put in the order the model made the calls, `call_order` by
-    description: each Task call, then its status line). A machine-dependent start-up note (no
-    bubblewrap here) is left out: the pages show the same transcript wherever they are built."""
+    description: each Task call, then its status line). A machine-dependent start-up note (what
+    keeps read-only commands read-only here) is left out: the pages show the same transcript
+    wherever they are built."""
     lines = [ELAPSED.sub(r"\1, n.n s)", line) for line in output.splitlines()]
     lines = [line for line in lines if not MACHINE_NOTE.match(line)]
     steady_lines = []

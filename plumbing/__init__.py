@@ -19,7 +19,7 @@ imports it in one block that reads as its table of contents:
     todo       v2+: the todo list's rules, and how the list is shown
     subagents  v3+: what the main agent reads when a subagent fails
     read_only  v3+: the read-only shell's parser
-    sandbox    v3+: read-only at the OS level too (bubblewrap), or parsing only
+    sandbox    v3+: read-only at the OS level too (bubblewrap, Seatbelt), or parsing only
     status     v3+: one status line per running subagent
     skills     v4: reading SKILL.md files, and the Agent Skills specification's rules
 

@@ -1,9 +1,12 @@
-"""v3+: read-only at the OS level too: bubblewrap where it runs, else parsing only.
+"""v3+: read-only at the OS level too: bubblewrap on Linux, Seatbelt on macOS, else parsing only.
 
 The parser (plumbing/read_only.py) decides what may run; the sandbox makes a command that got
-through unable to write, reach the network, see the API key or read outside the work directory.
-Both modes: a cleared environment, git without the settings that run programs (its filter and
-diff drivers included), a memory limit. With parsing only, nothing under /proc may be named.
+through unable to write or reach the network. bubblewrap (Linux) also hides the API key and
+everything outside the work directory; Seatbelt (macOS, `sandbox-exec`) denies writes outside a
+private temp folder. Windows has no sandbox a program can start: there the parser alone decides,
+and the command runs through the same shell as the bash tool. In every mode: a cleared
+environment, git without the settings that run programs (its filter and diff drivers included),
+and a memory limit where the OS can set one. With parsing only, nothing under /proc may be named.
 """
 
 import functools
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from plumbing.checks import ToolError
 from plumbing.commands import run_command
+from plumbing.platforms import Platform, Shell, this_platform
 from plumbing.read_only import refuse_process_files
 from plumbing.screen import Screen
 
@@ -39,10 +43,31 @@ GIT_NO_PROGRAM_FLAGS = {"log": ["--no-ext-diff", "--no-textconv", "--ignore-subm
                         "show": ["--no-ext-diff", "--no-textconv", "--ignore-submodules"],
                         "status": ["--ignore-submodules"], "blame": ["--no-textconv"]}
 GIT_FLAGS_FIRST = {"grep": ["--no-textconv"]}  # git grep takes options before its pattern only
-READ_ONLY_ENV = {  # all a read-only command gets: no API key; git neither locks nor fetches
-    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+# What a read-only command gets, with PATH: no API key; git neither locks nor fetches.
+READ_ONLY_ENV = {
+    "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
     "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
     "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"}
+# What a Windows program needs of the environment to start (Python's subprocess docs: an env
+# without a valid SystemRoot cannot start some programs); none of them holds a secret.
+WINDOWS_ENV = ["SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT"]
+PROTECTIONS = {  # what the start-up note says is in force, by the OS sandbox that runs
+    "bubblewrap": "the parser, then bubblewrap: no writes, no network, nothing outside the work "
+                  "directory",
+    "sandbox-exec": "the parser, then Seatbelt (sandbox-exec): no writes, no network",
+    "": "parsing only here ({why}); the parser still refuses anything that writes"}
+WHY_PARSING_ONLY = {"bubblewrap": "bubblewrap is missing or cannot start",
+                    "sandbox-exec": "sandbox-exec is missing or cannot start",
+                    "": "this OS has no sandbox a program can start"}
+# Seatbelt's profile (SBPL): of the rules that match an operation, the last one decides. So: all
+# allowed, then no network and no file writes, then writes allowed again in the private temp
+# folder (the -D PRIVATE=... of the command line) and to /dev/null, where `2>/dev/null` writes.
+SEATBELT_PROFILE = """(version 1)
+(allow default)
+(deny network*)
+(deny file-write*)
+(allow file-write* (subpath (param "PRIVATE")) (literal "/dev/null"))
+"""
 # What the sandbox shows besides the work directory: programs, libraries and the few files of /etc
 # they read (all of /etc would include /etc/shadow, readable when the agent runs as root).
 SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
@@ -87,7 +112,7 @@ def git_driver_settings(names: str) -> list[str]:
 def sandbox_argv(workdir: Path) -> list[str]:
     """Read-only system folders and work directory, a private /tmp, no network. In its own PID
     namespace: when the command ends or is killed, every process it left is killed with it."""
-    argv = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--new-session",
+    argv = [sandbox_program("bwrap") or "bwrap", "--die-with-parent", "--new-session",
             "--unshare-pid", "--unshare-net",
             "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL", "--clearenv", "--dev", "/dev",
             "--remount-ro", "/dev",  # the device nodes stay usable (/dev/null); nothing is added
@@ -96,31 +121,39 @@ def sandbox_argv(workdir: Path) -> list[str]:
         argv += ["--ro-bind-try", path, path]
     argv += ["--ro-bind", str(workdir), str(workdir), "--chdir", str(workdir)]
     argv += ["--remount-ro", "/"]  # bwrap's own root folder, where the mount points were made
-    for name, value in {**READ_ONLY_ENV, "HOME": "/tmp", "TMPDIR": "/tmp"}.items():
+    inside = {**READ_ONLY_ENV, "PATH": read_only_path(), "HOME": "/tmp", "TMPDIR": "/tmp"}
+    for name, value in inside.items():
         argv += ["--setenv", name, value]
     return argv
 
 
-def run_read_only(pipeline: list[list[str]], timeout: float,
-                  stopped: threading.Event) -> tuple[str, int]:
-    """Run a checked pipeline read-only: in bubblewrap where it starts, else with a cleared
-    environment and a private temp folder, removed when the command ends. git first lists the
-    repository's drivers (a listing runs none), so that the command can switch each one off."""
-    if not sandbox_ready():
+def run_read_only(pipeline: list[list[str]], timeout: float, stopped: threading.Event,
+                  platform: Platform | None = None) -> tuple[str, int]:
+    """Run a checked pipeline read-only: in the OS sandbox where one starts, else with the parser
+    alone; always with a cleared environment and a private temp folder, removed when the command
+    ends. git first lists the repository's drivers (a listing runs none), so that the command can
+    switch each one off."""
+    if platform is None:
+        platform = this_platform()
+    sandbox = read_only_sandbox(platform)
+    if not sandbox:
         refuse_process_files(pipeline)  # /proc/<pid>/environ: other processes' secrets
     with tempfile.TemporaryDirectory(prefix=private_prefix()) as private:
         drivers = []
         if any(argv[0] == "git" for argv in pipeline):
-            drivers = git_drivers(private, timeout, stopped)
-        command = as_command_line(pipeline, private, drivers)
-        return run_command(command, timeout, stopped, env=launcher_environment())
+            drivers = git_drivers(private, sandbox, timeout, stopped, platform)
+        command = as_command_line(pipeline, private, drivers, sandbox, platform.shell)
+        return run_command(command, timeout, stopped, env=launcher_environment(private),
+                           platform=platform)
 
 
-def git_drivers(private: str, timeout: float, stopped: threading.Event) -> list[str]:
+def git_drivers(private: str, sandbox: str, timeout: float, stopped: threading.Event,
+                platform: Platform) -> list[str]:
     """The settings that switch off the filter and diff drivers of the repository's config."""
     listing = ["git", "config", "-z", "--name-only", "--get-regexp", r"^(filter|diff)\."]
-    command = as_command_line([listing], private, [])
-    output, exit_code = run_command(command, timeout, stopped, env=launcher_environment())
+    command = as_command_line([listing], private, [], sandbox, platform.shell)
+    output, exit_code = run_command(command, timeout, stopped, env=launcher_environment(private),
+                                    platform=platform)
     if exit_code == 1:  # no such setting, or not in a repository
         return []
     if exit_code != 0:
@@ -129,17 +162,53 @@ def git_drivers(private: str, timeout: float, stopped: threading.Event) -> list[
     return git_driver_settings(output)
 
 
-def as_command_line(pipeline: list[list[str]], private: str, drivers: list[str]) -> str:
+def as_command_line(pipeline: list[list[str]], private: str, drivers: list[str], sandbox: str,
+                    shell: Shell) -> str:
     """The checked words, quoted again so no shell can turn them into globs or substitutions;
-    git with its program-running features off, a memory limit, and the OS sandbox with a limit
-    on processes too (dash calls it ulimit -p, bash -u)."""
-    commands = [shlex.join(without_git_programs(argv, drivers)) for argv in pipeline]
+    git with its program-running features off, a memory limit, and in bubblewrap a limit on
+    processes too (dash calls it ulimit -p, bash -u). Without a sandbox, the bash tool's shell
+    runs the pipeline itself; PowerShell gets it in its own quoting."""
+    commands = [without_git_programs(argv, drivers) for argv in pipeline]
+    if shell.name == "PowerShell":
+        return powershell_pipeline(commands)
     limits = f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
-    if sandbox_ready():
+    if sandbox == "bubblewrap":
         processes = f"ulimit -u {SANDBOX_PROCESSES} || ulimit -p {SANDBOX_PROCESSES}"
         limits += "{ " + processes + "; } 2>/dev/null; "
-    script = limits + " | ".join(commands)
-    return "exec " + shlex.join([*read_only_launcher(private), "/bin/sh", "-c", script])
+    script = limits + " | ".join(shlex.join(argv) for argv in commands)
+    if sandbox == "bubblewrap":
+        launcher = [*sandbox_argv(Path.cwd().resolve()), "--"]
+    elif sandbox == "sandbox-exec":
+        launcher = seatbelt_argv(sandbox_program("sandbox-exec") or "sandbox-exec", private)
+    else:
+        return script
+    return "exec " + shlex.join([*launcher, "/bin/sh", "-c", script])
+
+
+def seatbelt_argv(sandbox_exec: str, private: str) -> list[str]:
+    """macOS: sandbox-exec with SEATBELT_PROFILE. Seatbelt compares real paths (/var/folders is
+    /private/var/folders), so the private folder is given resolved."""
+    return [sandbox_exec, "-p", SEATBELT_PROFILE, "-D", f"PRIVATE={os.path.realpath(private)}"]
+
+
+def powershell_pipeline(commands: list[list[str]]) -> str:
+    """Each command as `& 'program' 'word' ...`: single quotes take every character literally
+    (a quote is doubled), and the program is named by its full path, so that no alias or
+    function of PowerShell's (cat is Get-Content there) stands in for it. Windows PowerShell
+    5.1 passes a word with a double quote in it on to the program unescaped, where it would
+    split into other words, so such a word is refused, and so is an empty one, which 5.1 drops."""
+    quoted = []
+    for argv in commands:
+        for word in argv:
+            if word == "" or '"' in word:
+                raise ToolError(f"refused: {word!r} cannot be passed on through PowerShell as "
+                                "one word (it splits a word at a double quote, drops an empty one)")
+        program = shutil.which(argv[0], path=read_only_path())
+        if program is None:
+            raise ToolError(f"{argv[0]} was not found on this computer's PATH")
+        words = [program, *argv[1:]]
+        quoted.append("& " + " ".join("'" + word.replace("'", "''") + "'" for word in words))
+    return " | ".join(quoted)
 
 
 def private_prefix() -> str:
@@ -153,36 +222,75 @@ def remove_private_folders() -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def read_only_launcher(private: str) -> list[str]:
-    """The words that start a read-only command: bwrap's, or env -i's with a private temp folder."""
-    if sandbox_ready():
-        return [*sandbox_argv(Path.cwd().resolve()), "--"]
-    env = {**READ_ONLY_ENV, "HOME": private, "TMPDIR": private}
-    return ["/usr/bin/env", "-i", *[f"{name}={value}" for name, value in env.items()]]
+def read_only_path() -> str:
+    """The user's PATH, Homebrew's and their own tools included, without a folder inside the work
+    directory or a relative one: there, a repository could put a `cat` of its own."""
+    work = Path.cwd().resolve()
+    kept = []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if not Path(folder).is_absolute():
+            continue
+        real = Path(folder).resolve()
+        if real != work and work not in real.parents:
+            kept.append(folder)
+    return os.pathsep.join(kept)
 
 
-def launcher_environment() -> dict:
-    """What bwrap (or env -i) itself starts with. With --unshare-pid, bwrap is PID 1 in the
-    sandbox and /proc/1/environ shows its environment, so it gets no secret either."""
-    return dict(READ_ONLY_ENV)
+def launcher_environment(private: str) -> dict:
+    """What a read-only command starts with, or bwrap itself: with --unshare-pid, bwrap is PID 1
+    in the sandbox and /proc/1/environ shows its environment, so it gets no secret either."""
+    env = {**READ_ONLY_ENV, "PATH": read_only_path(), "HOME": private, "TMPDIR": private,
+           "TEMP": private, "TMP": private}
+    for name in WINDOWS_ENV:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
 
 
-def sandbox_ready() -> bool:
-    """Whether bubblewrap is here and starts (user namespaces may be off)."""
-    return bwrap_starts(shutil.which("bwrap"))
+def read_only_sandbox(platform: Platform) -> str:
+    """The OS sandbox that runs read-only commands here: "bubblewrap", "sandbox-exec", or ""."""
+    if platform.read_only_sandbox == "bubblewrap" and bwrap_starts(sandbox_program("bwrap")):
+        return "bubblewrap"
+    if platform.read_only_sandbox == "sandbox-exec" and seatbelt_starts(
+            sandbox_program("sandbox-exec")):
+        return "sandbox-exec"
+    return ""
+
+
+def sandbox_program(name: str) -> str | None:
+    """The sandbox's program, looked up as the commands' programs are: never in the work folder,
+    where a repository could put a `bwrap` that runs the command as it is."""
+    return shutil.which(name, path=read_only_path())
 
 
 @functools.cache
 def bwrap_starts(bwrap: str | None) -> bool:
-    """Tried once per bwrap program: a test or a user with another PATH gets its own answer."""
+    """Whether bubblewrap starts (user namespaces may be off). Tried once per bwrap program: a
+    test or a user with another PATH gets its own answer."""
     if bwrap is None:
         return False
-    probe = subprocess.run([*sandbox_argv(Path.cwd().resolve()), "--", "true"],
-                           capture_output=True, timeout=30, check=False, env=launcher_environment())
+    return starts([*sandbox_argv(Path.cwd().resolve()), "--", "true"])
+
+
+@functools.cache
+def seatbelt_starts(sandbox_exec: str | None) -> bool:
+    """Whether sandbox-exec starts (Apple marks it deprecated; one day it may not)."""
+    if sandbox_exec is None:
+        return False
+    with tempfile.TemporaryDirectory() as private:
+        return starts([*seatbelt_argv(sandbox_exec, private), "/usr/bin/true"])
+
+
+def starts(argv: list[str]) -> bool:
+    env = {"PATH": read_only_path()}
+    probe = subprocess.run(argv, capture_output=True, timeout=30, check=False, env=env)
     return probe.returncode == 0
 
 
-def note_if_parsing_only(screen: Screen) -> None:
-    if not sandbox_ready():
-        screen.note("read_only_bash: read-only is enforced by parsing only here (bubblewrap is "
-                    "missing or cannot start); the parser still refuses anything that writes")
+def note_read_only_protection(screen: Screen, platform: Platform | None = None) -> None:
+    """At start-up, once: what keeps read_only_bash read-only here."""
+    if platform is None:
+        platform = this_platform()
+    protection = PROTECTIONS[read_only_sandbox(platform)]
+    protection = protection.format(why=WHY_PARSING_ONLY[platform.read_only_sandbox])
+    screen.note(f"read_only_bash: read-only is enforced by {protection}")

@@ -225,9 +225,13 @@ WALKTHROUGH = {"en": "Its hunks, in order:", "ja": "ハンクは順に次のと�
 def test_the_v3_diff_walkthrough_is_the_diff_of_the_current_files(language):
     """One item per hunk of `diff v2_planning.py v3_subagents.py`; every new plumbing module
     named; and no module v2 already imports named as new (it once said three new parts, not four,
-    and listed shutil and threading as new imports)."""
+    and listed shutil and threading as new imports). The walkthrough is detail, so it may sit in a
+    folded note: it is read at the note's indentation."""
     lines = read_page(language, "v3.md")
-    start = lines.index(WALKTHROUGH[language]) + 1
+    at = [line.strip() for line in lines].index(WALKTHROUGH[language])
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines = [line.removeprefix(indent) for line in lines]
+    start = at + 1
     end = next(
         number
         for number in range(start + 1, len(lines))
@@ -545,6 +549,18 @@ def test_the_v3_transcript_shows_parallel_calls_in_the_models_order(built_site):
     shown = [re.search(r'"description": "([^"]*)"', line)[1] for line in calls]
     assert shown == task_call_order(recording)[: len(shown)]
     assert "bubblewrap" not in transcript  # the same wherever the site is built
+
+
+def test_the_v3_demo_runs_the_seeds_flow_explorers_then_a_planner_then_a_coder(built_site):
+    """main agent -> explore finds (two at once), plan designs, code implements; the main agent
+    coordinates and checks, and writes no file itself (issue 32: a `code` subagent once appeared
+    only in a table cell)."""
+    transcript = (GENERATED / "transcripts" / "v3.txt").read_text(encoding="utf-8")
+    started = re.findall(r"^\[(\w+)\] .* … started$", transcript, re.M)
+    assert started == ["explore", "explore", "plan", "code"]
+    own_calls = re.findall(r"^> (\w+) ", transcript, re.M)
+    assert "edit_file" not in own_calls and "write_file" not in own_calls, own_calls
+    assert re.search(r"^\[code\] .* done \(\d+ tools", transcript, re.M)
 
 
 def test_the_built_transcripts_hold_no_temporary_folder_and_no_clock(built_site):

@@ -304,7 +304,7 @@ def nesting_by_order(version: str) -> dict[str, list[int]]:
 def test_a_subagents_calls_sit_under_the_task_call_that_started_it(built_site, language):
     fragment = hood(built_site, language, "v3")
     nesting = shown_nesting(fragment)
-    assert len(nesting) == 3  # the v3 demo: two explorers at once, then a planner
+    assert len(nesting) == 4  # the v3 demo: two explorers at once, then a planner, then a coder
     assert nesting_problems(nesting, "v3") == []
     top_level = [call for call in fragment if "hood-call" in classes(call)]
     for subagent in fragment.iter("details"):  # ...and the Task is in the reply of the call above

@@ -1,28 +1,47 @@
 """plumbing/sandbox.py and the /proc guard of plumbing/read_only.py: a read-only command sees no
 secret and runs no program that a repository or the environment names, in both modes; the
 sandbox's /dev and root are read-only and its processes limited; no temp folder stays behind.
+Each OS's branch: macOS's sandbox-exec command line and its profile's rules, Windows' parsing
+only through the bash tool's shell (bash, or PowerShell's quoting), forced here by handing the
+code that OS's Platform; where the test runs on that OS, the real thing.
 
 `mode` (from tests/test_sandbox.py) runs a test under bubblewrap and with parsing only. Pipelines
 go to run_read_only() as the parser would hand them over.
 """
 
+import dataclasses
+import io
 import os
+import re
+import shlex
 import shutil
+import socket
 import subprocess
+import sys
 import tempfile
 import threading
+from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from plumbing.checks import ToolError
+from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from plumbing.read_only import refuse_process_files
 from plumbing.sandbox import (
+    READ_ONLY_MEMORY_KB,
     SANDBOX_PROCESSES,
+    SEATBELT_PROFILE,
+    as_command_line,
     git_driver_settings,
+    note_read_only_protection,
     private_prefix,
     remove_private_folders,
     run_read_only,
+    sandbox_program,
+    seatbelt_argv,
 )
+from plumbing.screen import Screen
 from tests import test_sandbox
 from tests.agents import git_repository_with_one_commit
 from tests.test_subagents import files
@@ -32,6 +51,8 @@ sandboxed = test_sandbox.sandboxed  # the fixture: skips where bubblewrap cannot
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="needs git")
+needs_proc = pytest.mark.skipif(
+    sys.platform != "linux", reason="/proc is Linux's: elsewhere there is none to keep away")
 
 
 def read_only(*argv: str, timeout: float = 10) -> tuple[str, int]:
@@ -52,6 +73,7 @@ def repo(work):
 
 
 # -- no secret --
+@needs_proc
 @pytest.mark.parametrize("path", ["/proc/self/environ", "/proc/1/environ", "/proc/{agent}/environ"])
 def test_no_secret_of_the_environment_is_visible(work, mode, monkeypatch, path):
     """In the sandbox /proc is its own, and bwrap itself (its PID 1) starts with no secret; with
@@ -66,6 +88,7 @@ def test_no_secret_of_the_environment_is_visible(work, mode, monkeypatch, path):
     assert "sk-ant-the-key" not in output
 
 
+@needs_proc
 @pytest.mark.parametrize(
     "word",
     ["/proc/self/environ", "--file=/proc/1/environ", "-f/proc/1/environ", "-rf/proc/1/environ",
@@ -203,6 +226,7 @@ def temp(tmp_path_factory, monkeypatch):
     return folder
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO (os.mkfifo): Windows has none")
 @pytest.mark.parametrize("end", ["done", "timeout", "Ctrl-C"])
 def test_no_private_temp_folder_stays_behind(work, temp, mode, end):
     os.mkfifo(work / "waits")  # cat waits on it until it is stopped
@@ -225,3 +249,224 @@ def test_on_exit_the_private_folders_a_thread_left_are_removed(temp):
     (temp / "read-only-1-of-another-agent").mkdir()
     remove_private_folders()
     assert [path.name for path in temp.iterdir()] == ["read-only-1-of-another-agent"]
+
+
+# -- PATH: the user's own tools, never the work folder's --
+def tool(folder, name: str, says: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(f"#!/bin/sh\necho {says}\n")
+    (folder / name).chmod(0o755)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the tools here are POSIX shell scripts")
+def test_the_users_own_tools_are_on_the_path_but_not_the_work_folders(work, tmp_path_factory,
+                                                                        monkeypatch):
+    """Homebrew's folders, ~/.local/bin: what the user put on PATH stays. A folder inside the
+    work folder, or a relative one, goes: a repository could put a `cat` of its own there."""
+    mine = tmp_path_factory.mktemp("home") / "bin"
+    tool(mine, "hello-tool", "the-users-tool")
+    tool(work / "node_modules" / ".bin", "hello-tool", "the-repositorys-tool")
+    tool(work / "bin", "hello-tool", "the-repositorys-tool")
+    folders = [str(work / "node_modules" / ".bin"), "bin", str(mine), os.environ["PATH"]]
+    monkeypatch.setenv("PATH", os.pathsep.join(folders))
+    parsing_only = dataclasses.replace(this_platform(), read_only_sandbox="")
+    output, _ = run_read_only([["hello-tool"]], 10, threading.Event(), parsing_only)
+    assert output == "the-users-tool"
+
+
+# -- the start-up note: what keeps read-only commands read-only here --
+@pytest.mark.parametrize(
+    "platform, says",
+    [pytest.param(macos(), "parsing only here (sandbox-exec is missing or cannot start)",
+                  marks=pytest.mark.skipif(sys.platform == "darwin", reason="sandbox-exec is "
+                                           "here: test_on_macos_read_only_commands_run_under_...")),
+     (windows(), "parsing only here (this OS has no sandbox a program can start)")],
+)
+def test_the_note_says_which_protection_is_in_force(work, platform, says, monkeypatch):
+    """macOS without sandbox-exec (as on this Linux machine), Windows always: the parser only.
+    Linux's two notes are seen in tests/test_sandbox.py, under bubblewrap and without."""
+    buffer = io.StringIO()
+    note_read_only_protection(Screen(Console(file=buffer, width=200)), platform)
+    assert buffer.getvalue().strip() == f"[read_only_bash: read-only is enforced by {says}; " \
+                                        "the parser still refuses anything that writes]"
+
+
+# -- macOS: Seatbelt (sandbox-exec), forced here --
+@pytest.mark.skipif(sys.platform == "win32", reason="a symbolic link needs a privilege on Windows")
+def test_on_macos_a_command_runs_under_sandbox_exec_with_the_private_folder_resolved(tmp_path):
+    """Seatbelt compares real paths: the private folder is given as the OS resolves it."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    argv = seatbelt_argv("/usr/bin/sandbox-exec", str(tmp_path / "link"))
+    assert argv == ["/usr/bin/sandbox-exec", "-p", SEATBELT_PROFILE,
+                    "-D", f"PRIVATE={os.path.realpath(tmp_path / 'real')}"]
+
+
+def test_on_macos_the_checked_words_run_in_sh_inside_sandbox_exec(work):
+    line = as_command_line([["grep", "-n", "$HOME *", "a.txt"], ["wc", "-l"]], str(work), [],
+                           "sandbox-exec", macos().shell)
+    words = shlex.split(line)
+    assert words[:2] == ["exec", sandbox_program("sandbox-exec") or "sandbox-exec"]
+    assert words[2:6] == ["-p", SEATBELT_PROFILE, "-D", f"PRIVATE={os.path.realpath(work)}"]
+    assert words[6:] == ["/bin/sh", "-c", f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
+                         "grep -n '$HOME *' a.txt | wc -l"]
+
+
+SEATBELT_RULE = re.compile(r"^\((allow|deny) ([\w*-]+)(.*)\)$")
+SEATBELT_FILTER = re.compile(r'\((subpath|literal) (?:"([^"]*)"|\(param "(\w+)"\))\)')
+
+
+def seatbelt_decides(operation: str, path: str, params: dict[str, str]) -> str:
+    """What SEATBELT_PROFILE decides for an operation on a path, by the rule Apple's sandbox
+    applies: of the rules whose operation and filters match, the last one wins. Only the forms
+    the profile uses are read: (allow|deny OPERATION [(subpath|literal "P"|(param "N"))...])."""
+    decision = "no rule"
+    for line in SEATBELT_PROFILE.splitlines()[1:]:
+        action, rule_operation, rest = SEATBELT_RULE.match(line).groups()
+        if rule_operation != "default" and not (
+                rule_operation == operation
+                or rule_operation.endswith("*") and operation.startswith(rule_operation[:-1])):
+            continue
+        filters = SEATBELT_FILTER.findall(rest)
+        known = rest.count("(") - rest.count("(param")
+        assert len(filters) == known, f"a filter this reading does not know: {line}"
+        for kind, literal, param in filters:
+            where = literal or params[param]
+            if path == where or kind == "subpath" and path.startswith(where.rstrip("/") + "/"):
+                break
+        else:
+            if filters:
+                continue
+        decision = action
+    return decision
+
+
+@pytest.mark.parametrize(
+    "operation, path, decision",
+    [("file-write-data", "/Users/me/project/a.txt", "deny"),
+     ("file-write-create", "/Users/me/.zshrc", "deny"),
+     ("file-write-create", "/private/var/folders/xy/T/read-only-1-ab/x", "deny"),  # a neighbour
+     ("file-write-create", "/private/var/folders/xy/T/read-only-1-a/sort.tmp", "allow"),
+     ("file-write-data", "/dev/null", "allow"),
+     ("file-write-data", "/dev/nullx", "deny"),
+     ("network-outbound", "", "deny"), ("network-bind", "", "deny"),
+     ("file-read-data", "/Users/me/project/a.txt", "allow"), ("process-exec", "/bin/sh", "allow")],
+)
+def test_the_seatbelt_profile_denies_writes_but_in_the_private_folder_and_the_network(
+        operation, path, decision):
+    params = {"PRIVATE": "/private/var/folders/xy/T/read-only-1-a"}
+    assert seatbelt_decides(operation, path, params) == decision
+
+
+needs_seatbelt = pytest.mark.skipif(
+    sys.platform != "darwin" or shutil.which("sandbox-exec") is None,
+    reason="needs macOS's sandbox-exec (the GitHub workflow runs this on macos-latest)")
+
+
+@needs_seatbelt
+def test_under_real_seatbelt_nothing_is_written_but_in_the_private_folder(work, tmp_path_factory):
+    private = tmp_path_factory.mktemp("private")
+    script = "echo x > written.txt; echo y > \"$PRIVATE_FOLDER/kept.txt\""
+    done = subprocess.run([*seatbelt_argv("sandbox-exec", str(private)), "/bin/sh", "-c", script],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "PRIVATE_FOLDER": str(private)})
+    assert "Operation not permitted" in done.stderr
+    assert not (work / "written.txt").exists() and (private / "kept.txt").read_text() == "y\n"
+
+
+@needs_seatbelt
+def test_under_real_seatbelt_there_is_no_network(work, tmp_path_factory):
+    """A server on this machine, which the sandboxed command cannot reach."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"
+        argv = [*seatbelt_argv("sandbox-exec", str(tmp_path_factory.mktemp("private"))),
+                sys.executable, "-c", connect]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "Operation not permitted" in done.stderr
+
+
+@needs_seatbelt
+def test_on_macos_read_only_commands_run_under_seatbelt(work):
+    buffer = io.StringIO()
+    note_read_only_protection(Screen(Console(file=buffer, width=200)))
+    assert "the parser, then Seatbelt (sandbox-exec)" in buffer.getvalue()
+    assert read_only("cat", "a.txt") == ("alpha\nbeta", 0)
+
+
+# -- Windows: parsing only, through the bash tool's shell; forced here --
+@pytest.fixture
+def a_txt(work):
+    (work / "a.txt").write_text("alpha\nbeta\n")
+    return work
+
+
+@pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None,
+                    reason="this machine's bash plays Git for Windows'; on Windows, the real "
+                    "test below runs")
+def test_on_windows_with_git_bash_the_pipeline_runs_through_bash_with_the_parser_alone(a_txt):
+    git_bash = dataclasses.replace(windows(), shell=Shell("bash", shutil.which("bash")))
+    pipeline = [["cat", "a.txt"], ["grep", "-c", "a"]]
+    assert run_read_only(pipeline, 10, threading.Event(), git_bash) == ("2", 0)
+    with pytest.raises(ToolError, match="reaches /proc"):
+        run_read_only([["cat", "/proc/self/environ"]], 10, threading.Event(), git_bash)
+
+
+POWERSHELL = Shell("PowerShell", "powershell.exe")
+needs_grep_and_sort = pytest.mark.skipif(
+    shutil.which("grep") is None or shutil.which("sort") is None,
+    reason="needs grep and sort on PATH (on Windows, Git for Windows' usr/bin)")
+
+
+@needs_grep_and_sort
+
+def test_on_windows_with_powershell_each_word_is_quoted_and_each_program_named_by_its_path(a_txt):
+    """PowerShell's `cat` is Get-Content: the program found on PATH runs, by its full path."""
+    line = as_command_line([["grep", "-n", "it's $HOME *", "a.txt"], ["sort"]], "C:/private",
+                           [], "", POWERSHELL)
+    grep, sort = shutil.which("grep"), shutil.which("sort")
+    assert line == f"& '{grep}' '-n' 'it''s $HOME *' 'a.txt' | & '{sort}'"
+
+
+@needs_grep_and_sort
+@pytest.mark.parametrize("word", ['say "hi" --output=x', ""])
+def test_on_windows_with_powershell_a_word_it_would_split_or_drop_is_refused(a_txt, word):
+    with pytest.raises(ToolError, match="cannot be passed on through PowerShell as one word"):
+        as_command_line([["grep", word, "a.txt"]], "C:/private", [], "", POWERSHELL)
+
+
+def test_on_windows_with_powershell_a_program_not_on_the_path_is_named(a_txt):
+    with pytest.raises(ToolError, match="^no-such-tool was not found on this computer's PATH$"):
+        as_command_line([["no-such-tool"]], "C:/private", [], "", POWERSHELL)
+
+
+@needs_git
+def test_on_windows_git_is_given_its_no_program_settings_in_powershell_too(a_txt):
+    line = as_command_line([["git", "diff"]], "C:/private", ["diff.x.textconv="], "", POWERSHELL)
+    assert "'-c' 'core.fsmonitor=false'" in line and "'-c' 'diff.x.textconv='" in line
+    assert line.endswith("'diff' '--no-ext-diff' '--no-textconv' '--ignore-submodules'")
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason="needs Windows (the GitHub workflow's)")
+def test_on_windows_read_only_commands_run_through_the_bash_tools_shell(a_txt):
+    buffer = io.StringIO()
+    note_read_only_protection(Screen(Console(file=buffer, width=200)))
+    assert "parsing only here (this OS has no sandbox a program can start)" in buffer.getvalue()
+    output, exit_code = read_only("git", "--version")
+    assert exit_code == 0 and output.startswith("git version"), output
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the program here is a POSIX shell script")
+@pytest.mark.parametrize("name", ["bwrap", "sandbox-exec"])
+def test_a_sandbox_program_in_the_work_folder_is_never_the_one_run(work, monkeypatch, name):
+    """A PATH with "." or a folder of the repository would find the repository's own `bwrap`:
+    one that runs the command without a sandbox, or does anything else."""
+    tool(work, name, "the-repositorys-sandbox")
+    monkeypatch.setenv("PATH", os.pathsep.join([".", str(work), os.environ["PATH"]]))
+    found = sandbox_program(name)
+    assert found is None or work.resolve() not in Path(found).resolve().parents, found
+
+
+def test_linux_is_the_platform_that_names_bubblewrap():
+    assert (linux().read_only_sandbox, macos().read_only_sandbox, windows().read_only_sandbox) \
+        == ("bubblewrap", "sandbox-exec", "")

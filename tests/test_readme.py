@@ -1,11 +1,13 @@
 """The commands the READMEs show, run as a new user would (installs excepted), so they cannot rot.
 
-Every ```bash block of README.md and README_ja.md is split into commands; venv, activate and pip
-steps are skipped (CI has just done them). A version script runs against the scripted server with a
-one-turn scenario, in this process: its main(), with the command's arguments, input and folder (a
-second interpreter would only import the SDK again; the last test runs a script as a process of
-its own). The test command only collects, since this test is part of the run it would
-start. """
+Every ```bash and ```powershell block of README.md and README_ja.md is split into commands; venv,
+activate and pip steps are skipped (CI has just done them). A version script runs against the
+scripted server with a one-turn scenario, in this process: its main(), with the command's
+arguments, input and folder (a second interpreter would only import the SDK again; the last test
+runs a script as a process of its own). The test command only collects, since this test is part
+of the run it would start. Each OS's set-up lines are there, the same on the setup page, and
+.github/workflows/tests.yml runs exactly them on that OS.
+"""
 
 import os
 import re
@@ -14,27 +16,41 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from tests.agents import ROOT, run_in_process
 
-INSTALL_STEPS = ("python -m venv", "py -m venv", ". .venv/bin/activate", "pip install")
+INSTALL_STEPS = ("python3 -m venv", "py -m venv", ". .venv/bin/activate", ".venv\\Scripts\\",
+                 "pip install")
+READMES = ["README.md", "README_ja.md"]
+SETUP_PAGES = ["docs_en/setup.md", "docs_ja/setup.md"]
+# Each OS's first lines: Python's name there, and where the environment's activation script is
+POSIX_SET_UP = ["python3 -m venv .venv", ". .venv/bin/activate", "pip install -r requirements.txt"]
+WINDOWS_SET_UP = ["py -m venv .venv", ".venv\\Scripts\\Activate.ps1",
+                  "pip install -r requirements.txt"]
+WORKFLOW = ROOT / ".github" / "workflows" / "tests.yml"
+
+
+def code_blocks(name: str, language: str) -> list[list[str]]:
+    """The lines of each ```language block of a file, indented ones (in a tab) included."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    blocks = re.findall(rf"^( *)```{language}\n(.*?)^\1```", text, flags=re.S | re.M)
+    return [[line.strip() for line in body.splitlines() if line.strip()] for _, body in blocks]
 
 
 def readme_commands() -> list[str]:
     commands = []
-    for name in ("README.md", "README_ja.md"):
-        for block in re.findall(
-            r"```bash\n(.*?)```", (ROOT / name).read_text(encoding="utf-8"), flags=re.S
-        ):
-            for line in block.splitlines():
-                for command in line.split("&&"):
-                    command = command.strip()
-                    if (
-                        command
-                        and not command.startswith(INSTALL_STEPS)
-                        and command not in commands
-                    ):
-                        commands.append(command)
+    for name in READMES:
+        blocks = code_blocks(name, "bash") + code_blocks(name, "powershell")
+        for line in [line for block in blocks for line in block]:
+            for command in line.split("&&"):
+                command = command.strip()
+                if (
+                    command
+                    and not command.startswith(INSTALL_STEPS)
+                    and command not in commands
+                ):
+                    commands.append(command)
     return commands
 
 
@@ -71,6 +87,82 @@ def test_readme_command_works(command, scripted_api, tmp_path):
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+@pytest.mark.parametrize("name", READMES + SETUP_PAGES)
+def test_each_os_gets_its_own_set_up_lines(name):
+    """Linux and macOS: python3, then bin/activate; Windows: py, then Scripts\\Activate.ps1, one
+    command a line, as Windows PowerShell 5.1 has no &&."""
+    posix = [command.strip() for block in code_blocks(name, "bash") for line in block
+             for command in line.split("&&")]
+    windows = code_blocks(name, "powershell")
+    assert all(line in posix for line in POSIX_SET_UP), posix
+    assert any(block[:3] == WINDOWS_SET_UP for block in windows), windows
+    assert [line for block in windows for line in block if "&&" in line] == []
+
+
+@pytest.mark.parametrize("name", ["workshop/README.md", "workshop/README_ja.md"])
+def test_the_workshop_guide_names_each_oss_set_up_lines(name):
+    text = (ROOT / name).read_text(encoding="utf-8")
+    for line in [*POSIX_SET_UP[:2], *WINDOWS_SET_UP[:2]]:
+        assert f"`{line}`" in text, line
+
+
+@pytest.mark.parametrize("name", READMES)
+def test_the_windows_lines_are_the_bash_lines_one_a_line(name):
+    """The same two commands for every OS, but for the set-up lines that differ."""
+    bash = [[command.strip() for command in block[0].split("&&")]
+            for block in code_blocks(name, "bash") if len(block) == 1 and "&&" in block[0]]
+    windows = code_blocks(name, "powershell")
+    assert len(bash) == len(windows) == 2, (bash, windows)
+    assert bash[0][2:] == windows[0][2:]  # after the two set-up lines: install, then the demo
+    assert bash[1] == windows[1]  # the test command
+
+
+def workflow_steps(os_name: str) -> list[dict]:
+    """The steps of the tests workflow that run on `os_name` (as runner.os names it)."""
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    steps = []
+    for step in workflow["jobs"]["tests"]["steps"]:
+        condition = step.get("if", "")
+        runs_here = condition in ("", f"runner.os == '{os_name}'") or (
+            condition.startswith("runner.os != ") and f"'{os_name}'" not in condition)
+        if runs_here and "run" in step:
+            steps.append(step)
+    return steps
+
+
+@pytest.mark.parametrize("os_name", ["Linux", "macOS", "Windows"])
+def test_the_workflow_runs_the_readmes_lines_on_each_os(os_name):
+    steps = workflow_steps(os_name)
+    language = "powershell" if os_name == "Windows" else "bash"
+    shell = "pwsh" if os_name == "Windows" else "bash"
+    assert [step["shell"] for step in steps] == [shell] * len(steps)  # never the runner's default
+    runs = [[line.strip() for line in step["run"].splitlines()] for step in steps]
+    found = []
+    for block in code_blocks("README.md", language):
+        if block[-1].endswith(("python -m scripted.demo v1", "python -m pytest -n auto")):
+            found.append(next(index for index, lines in enumerate(runs)
+                              if contains_in_order(lines, block)))  # StopIteration: not run
+    assert len(found) == 2 and found[0] < found[1]  # set-up and demo first, then the tests
+
+
+def contains_in_order(lines: list[str], block: list[str]) -> bool:
+    """Whether the block's lines are there one after the other, as in the README."""
+    return any(lines[start:start + len(block)] == block for start in range(len(lines)))
+
+
+def test_the_workflow_covers_three_oses_and_the_oldest_and_newest_python():
+    """The oldest Python is the one the code is written for (ruff's target-version); the setup
+    pages name the versions the workflow runs."""
+    matrix = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]["tests"]["strategy"]
+    assert matrix["matrix"]["os"] == ["ubuntu-latest", "macos-latest", "windows-latest"]
+    pythons = matrix["matrix"]["python"]
+    target = re.search(
+        r'target-version = "py3(\d+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pythons[0] == f"3.{target[1]}" and len(pythons) == 2
+    for page, joined in zip(SETUP_PAGES, [" and ", " と "], strict=True):
+        assert f"Python {joined.join(pythons)}" in (ROOT / page).read_text(encoding="utf-8")
 
 
 def test_a_copy_of_a_script_elsewhere_runs_with_the_installed_plumbing(scripted_api, tmp_path):

@@ -407,8 +407,8 @@ def test_the_request_inspector_shows_a_recording_labelled_with_where_it_came_fro
     page = Page("v3", "en").render(call_tree(records), source_label(header, "en"))
     assert source_label(header, "en") == source_label(None, "en")  # the scripted model answered
     assert "A scripted demo: a scripted model answered these requests, not Claude." in page
-    assert 'data-calls="14"' in page
-    assert page.count('class="hood-subagent"') == 3  # two explorers and a planner, nested
+    assert 'data-calls="17"' in page
+    assert page.count('class="hood-subagent"') == 4  # two explorers, a planner, a coder, nested
     real = {**header, "upstream": "https://api.anthropic.com", "model": "claude-sonnet-5-5"}
     assert source_label(real, "en") == f"Recorded from claude-sonnet-5-5 on {header['date']}."
     japanese = f"{header['date']} に claude-sonnet-5-5 とのやり取りを記録したものです。"

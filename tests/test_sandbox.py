@@ -1,8 +1,8 @@
 """The read-only shell's two layers (v3, v4): the parser, then the operating system.
 
 Every test runs in both modes: under a real bubblewrap sandbox ("sandbox", skipped with the reason
-where bwrap is missing or cannot start) and with the parser alone ("parsing only": PATH without
-bwrap). What must hold in both: a hostile repository's git settings run no program and write
+where bwrap is missing or cannot start) and with the parser alone ("parsing only": a bwrap that
+cannot start). What must hold in both: a hostile repository's git settings run no program and write
 nothing, sort cannot pick its temp folder, every command has a memory limit, and the API key is
 not in a command's environment. What only the sandbox adds: reads stay in the work folder, no
 network, nothing writable, and no process outlives its command.
@@ -11,6 +11,7 @@ network, nothing writable, and no process outlives its command.
 import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 
@@ -27,7 +28,9 @@ from tests.agents import (
 from tests.test_subagents import files, read_only_result
 
 def bwrap_problem() -> str | None:
-    """Why no sandbox can run here, or None."""
+    """Why no bubblewrap sandbox can run here, or None."""
+    if sys.platform != "linux":
+        return f"bubblewrap is Linux's sandbox; this is {sys.platform}"
     if not shutil.which("bwrap"):
         return "bubblewrap (bwrap) is not installed; .ci/run installs it on Debian"
     probe = subprocess.run(
@@ -40,13 +43,17 @@ def bwrap_problem() -> str | None:
 
 
 @pytest.fixture(params=["sandbox", "parsing only"])
-def mode(request, monkeypatch, tmp_path) -> str:
+def mode(request, monkeypatch, tmp_path_factory) -> str:
+    """"parsing only": a bwrap and a sandbox-exec that cannot start come first on the PATH, as
+    where user namespaces are off; the commands keep the rest of the user's PATH."""
     if request.param == "sandbox" and (problem := bwrap_problem()):
         pytest.skip(problem)
     if request.param == "parsing only":
-        monkeypatch.setenv(
-            "PATH", str(tmp_path / "no-bwrap-here")
-        )  # the commands get their own PATH
+        failing = tmp_path_factory.mktemp("sandboxes-that-cannot-start")
+        for name in ("bwrap", "sandbox-exec"):
+            (failing / name).write_text("#!/bin/sh\nexit 1\n")
+            (failing / name).chmod(0o755)
+        monkeypatch.setenv("PATH", f"{failing}{os.pathsep}{os.environ['PATH']}")
     return request.param
 
 
@@ -188,6 +195,8 @@ def test_sort_may_not_choose_where_its_temp_files_go(scripted_api, agent, mode, 
 
 
 @once("v3")
+@pytest.mark.skipif(sys.platform != "linux", reason="ulimit -v limits memory on Linux only; "
+                    "macOS does not enforce it and Windows has no ulimit")
 def test_every_command_has_a_memory_limit(scripted_api, agent, mode):
     result = read_only_result(scripted_api, agent, "sort /dev/zero")  # one endless line, held whole
     assert "memory exhausted" in result["content"]
@@ -204,11 +213,16 @@ def test_the_api_key_is_not_in_a_commands_environment(scripted_api, agent, mode)
 
 
 @once("v3")
-def test_without_the_sandbox_the_start_up_line_says_so_once(scripted_api, version, mode, tmp_path):
+def test_the_start_up_line_says_once_which_protection_is_in_force(
+    scripted_api, version, mode, tmp_path
+):
     scripted_api.play({"turns": [{"text": "ok"}]})
     done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "hi")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("enforced by parsing only") == (mode == "parsing only")
+    said = {"sandbox": "enforced by the parser, then bubblewrap: no writes",
+            "parsing only": "enforced by parsing only here ("}
+    assert done.stdout.count(said[mode]) == 1, done.stdout
+    assert done.stdout.count("read_only_bash: read-only is enforced by") == 1
 
 
 @once("v3")
