@@ -20,6 +20,7 @@ from plumbing.platforms import (
     windows,
     windows_shell,
 )
+from scripted.replay import SHELL_IN_USE
 
 OS_OF_SYS_PLATFORM = {"win32": "windows", "darwin": "macos"}
 
@@ -104,3 +105,14 @@ def test_the_model_is_told_the_os_and_the_shell_in_use():
     assert shell_in_use(with_git_bash) == "bash on Windows"
     assert shell_in_use(with_powershell) == "PowerShell on Windows"
     assert shell_in_use(dataclasses.replace(macos(), shell=Shell("sh", "/bin/sh"))) == "sh on macOS"
+
+
+@pytest.mark.parametrize("shell", [Shell("bash", "bash"), Shell("sh", "/bin/sh"),
+                                   Shell("PowerShell", "pwsh")], ids=lambda shell: shell.name)
+@pytest.mark.parametrize("offered", [linux, macos, windows])
+def test_a_recording_made_on_one_os_replays_on_another(offered, shell):
+    """The replay masks what the model is told of the OS and the shell, whatever they are."""
+    where = shell_in_use(dataclasses.replace(offered(), shell=shell))
+    told = f"The bash tool runs your commands with {where}."
+    assert SHELL_IN_USE.sub("<shell> on <OS>", told) == (
+        "The bash tool runs your commands with <shell> on <OS>.")
