@@ -161,9 +161,7 @@ def prompt_too_long(exc: BaseException) -> bool:
 
 def bounded(error: str) -> str:
     """An error as one line of the screen: at most ALERT_LIMIT characters, and how many it had."""
-    if len(error) <= ALERT_LIMIT:
-        return error
-    return f"{cut_short(error, ALERT_LIMIT)} [{len(error):,} characters in all]"
+    return cut_short(error, ALERT_LIMIT, f"… [{len(error):,} characters in all]")
 
 
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
