@@ -46,6 +46,7 @@ def pytest_xdist_auto_num_workers(config):
 
 
 BROWSER_TESTS = ("tests/test_browser.py", "tests/test_layout.py")
+LITELLM_TESTS = "tests/test_litellm.py"
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -59,6 +60,8 @@ def pytest_xdist_make_scheduler(config, log):
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(LITELLM_TESTS):  # one LiteLLM proxy (seconds to start) for all
+                return "the LiteLLM proxy"
             return "the browser" if nodeid.startswith(BROWSER_TESTS) else nodeid
 
     return BrowserTestsTogether(config, log)

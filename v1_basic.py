@@ -38,7 +38,8 @@ from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_u
                               blocks_to_keep, copy_history, final_answer, not_run_results,
                               stop_incomplete_turn)
 from plumbing.screen import LoopScreen, Screen
-from plumbing.setup import PlainHelp, check_setup, leave, recover_from, with_retry_notices
+from plumbing.setup import (PlainHelp, check_setup, in_effect, leave, recover_from,
+                            with_retry_notices)
 from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
 
 # -- config -- configuration: environment variables, optionally from a .env file
@@ -202,8 +203,8 @@ def run_turn(messages: list, text: str) -> int:
 
 
 def main() -> int:
-    in_effect = f"In effect: MODEL_ID={MODEL_ID}, MAX_TOKENS={MAX_TOKENS}."
-    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{in_effect}",
+    settings = in_effect(MODEL_ID, MAX_TOKENS, client)  # and the endpoint, and the key's header
+    parser = argparse.ArgumentParser(description=__doc__, epilog=f"{KEYS}\n\n{settings}",
                                      formatter_class=PlainHelp)
     parser.add_argument("task", nargs="*", help="one task to run, then exit; none: interactive")
     parser.add_argument("--workdir", default=".", help="the folder the tools work in (default: .)")

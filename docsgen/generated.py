@@ -12,6 +12,7 @@ repository root:
     --8<-- "hood/en/v1.html"             every model call of that demo run (docsgen/hood.py)
     --8<-- "changes/en/v1-to-v2.html"    the "What changed" card above a diff (docsgen/changes.py)
     --8<-- "charts/en/gistdex.html"      a chart, drawn as SVG (docsgen/charts.py)
+    --8<-- "endpoints/en/table.md"       the endpoint table (docsgen/endpoints.py)
 
 A section of a script starts at a heading comment such as
 `# -- loop -- the agent loop` and runs to the next one (the last, to the end of
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from docsgen.changes import card_files, what_changed
 from docsgen.charts import chart_files
+from docsgen.endpoints import endpoint_files, endpoint_numbers
 from docsgen.hood import hide_folder, hood_files, load_recording
 from docsgen.numbers import benchmark_figures, page_numbers
 from scripted import ROOT
@@ -263,8 +265,10 @@ def expected_files() -> dict[Path, str]:
         if (ROOT / script).exists():
             for name, first in section_first_lines(ROOT / script).items():
                 numbers[f"lines.{Path(script).stem}/{name}"] = str(first)
+    numbers.update(endpoint_numbers())
     files[NUMBERS] = json.dumps(numbers, indent=2) + "\n"
     made.update(chart_files(figures["hygiene"]))
+    made.update(endpoint_files())
     files.update({GENERATED / path: text for path, text in made.items()})
     return files
 

@@ -6,7 +6,8 @@ imports it in one block that reads as its table of contents:
 
     replies    what the API accepts in a history; a failed turn explained in one line
     model      one model reply, streamed: thinking shown, optional fields an endpoint refuses
-               dropped, a broken stream or a tool call cut by max_tokens asked again
+               dropped, a broken stream or a tool call cut by max_tokens asked again; the one
+               reader of an API error, whatever shape the endpoint gives it
     checks     a tool call the model got wrong becomes an error it can read
     budget     the context budget: one limit for every tool result; room made when it is full
     turns      the ceiling of one turn: model calls, subagents' included

@@ -51,6 +51,18 @@ def make_room(messages: list) -> int:
     return take
 
 
+def tool_results_size(messages: list) -> int:
+    """Characters of the tool results make_room() could still take out of the history."""
+    size = 0
+    for message in messages:
+        if message["role"] != "user" or not isinstance(message["content"], list):
+            continue
+        for block in message["content"]:
+            if is_full_tool_result(block):
+                size += len(str(block.get("content", "")))
+    return size
+
+
 def is_full_tool_result(block) -> bool:
     if not isinstance(block, dict) or block.get("type") != "tool_result":
         return False

@@ -3,6 +3,7 @@
 import jsonschema
 
 from plumbing.budget import clip, cut_short
+from plumbing.replies import failed
 
 # Characters of an error message: an error may echo a huge input. There is room for a failed
 # subagent's last message (REPORT_BUDGET, 3,000 characters in v3), so that it comes back whole.
@@ -32,13 +33,13 @@ def check_tool_call(call, tools: list) -> None:
 
 
 def tool_error_text(name: str, exc: Exception) -> str:
-    """What the model reads when a tool fails: a ToolError says it all; anything else is named.
-    Either way it is cut to ERROR_BUDGET, since an error can echo the input that caused it."""
+    """What the model reads when a tool fails: "error: " and a ToolError's words, or anything
+    else named. Either way it is cut to ERROR_BUDGET, since an error can echo its input."""
     if isinstance(exc, ToolError):
         text = str(exc)
     else:
         text = f"{name} failed: {type(exc).__name__}: {exc}"
-    return clip(text, ERROR_BUDGET)
+    return clip(failed(text), ERROR_BUDGET)
 
 
 def schema_problem(exc: jsonschema.ValidationError) -> str:

@@ -4,7 +4,8 @@
       each request spends one of the turn's model calls (a CallBudget of plumbing/turns.py)
       request + the optional features the endpoint accepts (RequestOptions)
       stream: thinking -> screen.thinking (dimmed), text -> screen.text
-        an endpoint refuses an optional feature (400)  -> drop it, one line, the same request again
+        an endpoint refuses an optional feature (400 or 422 naming it, however worded)
+                                                        -> drop it, one line, the same request again
         `event: error` inside the 200 stream            -> the same request again, like a 529
         max_tokens inside a tool call                   -> once more, with room up to the maximum
 
@@ -15,6 +16,7 @@ the first attempt leaves the conversation as it was.
 import re
 import threading
 import time
+from dataclasses import dataclass
 
 import anthropic
 
@@ -37,7 +39,7 @@ AUTOMATIC_CACHING = {"type": "ephemeral"}
 # https://platform.claude.com/docs/en/about-claude/models/overview
 MAX_OUTPUT = {"claude-sonnet-5-5": 128_000, "claude-sonnet-5": 128_000,
               "claude-opus-5-5": 128_000, "claude-haiku-5-5": 128_000,
-              "claude-sonnet-4-6": 64_000, "claude-haiku-4-5": 64_000}
+              "claude-sonnet-4-6": 128_000, "claude-haiku-4-5": 64_000}
 UNKNOWN_MAX_OUTPUT = 64_000
 # An `event: error` in a 200 stream is retried like the SDK retries a 529 or a 500: the same
 # request, a short wait that doubles, and as many attempts as the SDK makes.
@@ -45,9 +47,73 @@ UNKNOWN_MAX_OUTPUT = 64_000
 STREAM_RETRIES = anthropic.DEFAULT_MAX_RETRIES
 STREAM_RETRY_DELAY = 0.5  # seconds before the first retry
 RETRYABLE_STREAM_ERRORS = ["overloaded_error", "api_error", "rate_limit_error"]
-# The field a 400 names first: "cache_control: Extra inputs are not permitted",
-# "thinking.display: ...". A thinking block in the history is named as messages.N..., never here.
-REFUSED_FIELD = re.compile(r"\A(cache_control|thinking)(\.display)?\b")
+# A request field named in an error's message, where the body names none (OpenAI's `param`): a
+# path at its start ("thinking.display: Extra inputs are not permitted", as the Messages API
+# words it), else a quoted name ("does not support parameters: ['reasoning_effort']", as
+# LiteLLM words it). A path names one field: "messages.1.content.0: Invalid `signature` in
+# `thinking` block" is about a block of the history, not the request's `thinking` field.
+FIELD_PATH = r"[a-z_]+(?:\.[a-z0-9_]+)*"
+LEADING_FIELD = re.compile(rf"\A({FIELD_PATH})\s*:")
+QUOTED_FIELD = re.compile(rf"[`'\"]({FIELD_PATH})[`'\"]")
+REFUSAL_STATUSES = [400, 422]  # a request the endpoint will not take: 422 from FastAPI servers
+# What an endpoint may call each optional field. LiteLLM's OpenAI-format route turns `thinking`
+# into `reasoning_effort`, and refuses that by its own name (its UnsupportedParamsError).
+FIELD_ALIASES = {"reasoning_effort": "thinking", "reasoning": "thinking"}
+
+
+@dataclass(frozen=True)
+class APIErrorBody:
+    """What an endpoint's error says, whichever shape it comes in: the Messages API's
+    {"type": "error", "error": {"type", "message"}}; OpenAI's {"error": {"message", "type",
+    "param", "code"}} (llama.cpp, LiteLLM's proxy); {"error": "..."}, {"message": "..."} or
+    {"detail": "..."} from other servers; or a body that is only text."""
+
+    status: int | None  # None: no HTTP answer at all (a connection that failed)
+    type: str  # "invalid_request_error", ...; "" where the body gives none
+    message: str
+    fields: tuple[str, ...]  # the request fields it names: "thinking.display", "max_tokens", ...
+
+    def __str__(self) -> str:
+        if self.type and self.message:
+            return f"{self.type}: {self.message}"
+        return self.message or self.type
+
+    def names(self, field: str) -> bool:
+        """Whether the error is about this top-level field (or a field inside it)."""
+        return any(top_level(name) == field for name in self.fields)
+
+
+def read_api_error(exc: anthropic.APIError) -> APIErrorBody:
+    """The one reader of an API error, for every place that decides or says something by it."""
+    kind, message, named = read_body(getattr(exc, "body", None))
+    message = message or str(exc)
+    named = [name for name in named if name]
+    named = named or LEADING_FIELD.findall(message) or QUOTED_FIELD.findall(message)
+    status = getattr(exc, "status_code", None)
+    return APIErrorBody(status, kind, message, tuple(named))
+
+
+def read_body(body) -> tuple[str, str, list[str]]:
+    """An error body's type, message and the fields it names, in each shape (see APIErrorBody)."""
+    if not isinstance(body, dict):
+        return "", known(body), []
+    error = body.get("error")
+    if isinstance(error, dict):
+        return known(error.get("type")), known(error.get("message")), [known(error.get("param"))]
+    return "", known(error or body.get("message") or body.get("detail")), []
+
+
+def known(value) -> str:
+    """A value of an error body as text; LiteLLM writes a missing one as "None"."""
+    if value is None or str(value) in ("None", "null"):
+        return ""
+    return str(value)
+
+
+def top_level(name: str) -> str:
+    """The top-level request field a name stands for: thinking.type -> thinking."""
+    first = name.split(".")[0]
+    return FIELD_ALIASES.get(first, first)
 
 
 class RequestOptions:
@@ -64,25 +130,41 @@ class RequestOptions:
         with self.lock:
             return {**request, **self.optional}
 
-    def drop_refused(self, exc: anthropic.BadRequestError, sent: dict) -> bool:
-        """If the 400 names an optional field the request had, stop sending it and say so once.
+    def drop_refused(self, exc: anthropic.APIStatusError, sent: dict) -> bool:
+        """If the endpoint refused the request (400, 422) and its error names an optional field
+        the request had, stop sending that field and say so once. Decided by the field the
+        error names, not by its wording, which differs from endpoint to endpoint.
         True: send the request again without it."""
-        match = REFUSED_FIELD.match(error_message(exc))
-        if match is None:
+        error = read_api_error(exc)
+        if error.status not in REFUSAL_STATUSES:
             return False
-        field, display = match[1], bool(match[2])
-        if field not in sent or (display and "display" not in sent[field]):
+        field = refused_field(error, sent)
+        if not field:
             return False  # not ours: going on without it would change nothing
         with self.lock:
-            if display and "display" in self.optional.get("thinking", {}):
+            if field == "thinking.display" and "display" in self.optional.get("thinking", {}):
                 del self.optional["thinking"]["display"]
                 self.screen.alert("the endpoint refused thinking.display, so the model's "
                                   "thinking is not shown; going on without it")
-            elif not display and field in self.optional:
+            elif field in self.optional:
                 del self.optional[field]
                 self.screen.alert(f"the endpoint refused {field} ({FEATURE_LOST[field]}); "
                                   "going on without it")
         return True  # dropped now, or by another thread since this request was made
+
+
+def refused_field(error: APIErrorBody, sent: dict) -> str:
+    """The optional field of the request `sent` that the error names: "thinking.display",
+    "thinking" or "cache_control"; "" when it names none of them."""
+    for name in error.fields:
+        if name == "thinking.display":
+            if "display" in sent.get("thinking", {}):
+                return name
+            continue
+        field = top_level(name)
+        if field in FEATURE_LOST and field in sent:
+            return field
+    return ""
 
 
 FEATURE_LOST = {"thinking": "the model thinks as its default says, and nothing of it is shown",
@@ -100,15 +182,13 @@ def stream_reply(client: anthropic.Anthropic, request: dict, options: RequestOpt
         sent = options.added_to(request)
         try:
             response = stream_once(client, sent, screen)
-        except anthropic.BadRequestError as exc:
-            if not options.drop_refused(exc, sent):
-                raise
-            continue
         except anthropic.APIStatusError as exc:
+            if options.drop_refused(exc, sent):
+                continue
             if not broke_off(exc) or broken_streams == STREAM_RETRIES:
                 raise
             broken_streams += 1
-            screen.alert(f"retrying: the stream broke off ({error_message(exc)}); attempt "
+            screen.alert(f"retrying: the stream broke off ({read_api_error(exc)}); attempt "
                          f"{broken_streams + 1} of {STREAM_RETRIES + 1}")
             time.sleep(STREAM_RETRY_DELAY * 2 ** (broken_streams - 1))
             continue
@@ -147,19 +227,4 @@ def broke_off(exc: anthropic.APIStatusError) -> bool:
     """An `event: error` inside a stream that had begun with HTTP 200, of a kind worth a retry."""
     if exc.status_code != 200:
         return False
-    return error_type(exc) in RETRYABLE_STREAM_ERRORS
-
-
-def error_type(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("type", ""))
-    return ""
-
-
-def error_message(exc: anthropic.APIStatusError) -> str:
-    """The API's own message ("cache_control: Extra inputs are not permitted"), else the text."""
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message") or body["error"].get("type", ""))
-    return str(exc)
+    return read_api_error(exc).type in RETRYABLE_STREAM_ERRORS

@@ -44,8 +44,19 @@ def reply_text(response: anthropic.types.Message) -> str:
 
 
 def error_result(tool_use_id: str, message: str) -> dict:
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": message,
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": failed(message),
             "is_error": True}
+
+
+def failed(text: str) -> str:
+    """A failed call's result says so in its own words too: some endpoints drop is_error on the
+    way to the model (LiteLLM's OpenAI-format route; DeepSeek ignores it)."""
+    if text.startswith(FAILED):
+        return text
+    return FAILED + text
+
+
+FAILED = "error: "
 
 
 def not_run_results(calls: list, why: str) -> list:

@@ -4,6 +4,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -11,8 +12,9 @@ from pathlib import Path
 import anthropic
 import httpx2
 
-from plumbing.budget import cut_short, make_room
+from plumbing.budget import cut_short, make_room, tool_results_size
 from plumbing.commands import end_every_process_started
+from plumbing.model import REFUSAL_STATUSES, read_api_error
 from plumbing.replies import AgentStopped, Refused, room_made
 from plumbing.sandbox import remove_private_folders
 from plumbing.screen import Screen
@@ -72,22 +74,26 @@ def retryable(response) -> bool:
 
 def explain_api_error(exc: anthropic.APIError) -> str:
     """One line: what failed, and what the user can do about it."""
+    error = read_api_error(exc)
+    request = failed_request(exc)
+    if refused_max_tokens(exc):
+        return (f"the endpoint refused max_tokens={sent_field(request, 'max_tokens')} "
+                f"({error}): set MAX_TOKENS lower, in the environment or .env (a local "
+                "server's limit is its context size)")
     hint = "API error: {message}"
     for kind, text in API_ERRORS:
         if isinstance(exc, kind):
             hint = text
             break
-    request = failed_request(exc)
     retried = ""
     retries = retries_taken(request)
     if retries:
         retried = f", still after {retries} retries"
-    status = getattr(exc, "status_code", "?")
     url = "the API"
     if request is not None:
         url = f"{request.url.scheme}://{request.url.netloc.decode()}"
-    return hint.format(url=url, model=requested_model(request), status=status, retried=retried,
-                       message=api_message(exc))
+    return hint.format(url=url, model=sent_field(request, "model"), status=error.status or "?",
+                       retried=retried, message=error)
 
 
 def failed_request(exc: anthropic.APIError):
@@ -106,20 +112,28 @@ def retries_taken(request) -> int:
         return 0
 
 
-def requested_model(request) -> str:
+def refused_max_tokens(exc: anthropic.APIError) -> bool:
+    """The endpoint refused the request's max_tokens: its error names the field ("max_tokens:
+    ...", vLLM's "'max_tokens' ... is too large"), or quotes the number the request sent
+    (llama.cpp: "request (64000 tokens) exceeds the available context size (32768 tokens)").
+    Sizing the request down instead would guess the limit from the wording, and on a local
+    server the prompt shares that room: MAX_TOKENS is the setting that fixes it for good."""
+    error = read_api_error(exc)
+    if error.status not in REFUSAL_STATUSES:
+        return False
+    sent = sent_field(failed_request(exc), "max_tokens")
+    return error.names("max_tokens") or sent in NUMBER.findall(error.message.replace(",", ""))
+
+
+NUMBER = re.compile(r"\d+")
+
+
+def sent_field(request, name: str) -> str:
+    """A field of the request as it was sent ("?" if it cannot be read)."""
     try:
-        return str(json.loads(request.content)["model"])
+        return str(json.loads(request.content)[name])
     except (AttributeError, TypeError, ValueError, KeyError, RuntimeError):
         return "?"
-
-
-def api_message(exc: anthropic.APIError) -> str:
-    """The API's own error type and message, as its JSON body gives them, not the whole body."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        error = body["error"]
-        return f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
-    return str(exc)
 
 
 def recover_from(exc: BaseException, messages: list, before: list, screen: Screen,
@@ -138,9 +152,7 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
                      "on the next one: ask again differently, or ask something else")
         return 1
     if prompt_too_long(exc):  # as it is, every later request would fail the same way
-        replaced = make_room(messages)
-        screen.alert(f"error: the conversation no longer fits the model's context window "
-                     f"({api_message(exc)}); {room_made(replaced)}; send your message again")
+        make_room_for_the_next_turn(exc, messages, before, screen)
         return 1
     if isinstance(exc, anthropic.APIError):  # the request failed as a whole: nothing to undo
         screen.alert(f"error: {bounded(explain_api_error(exc))}")
@@ -152,11 +164,50 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
 
 
 def prompt_too_long(exc: BaseException) -> bool:
-    """The API's 400 for a prompt longer than the context window ("prompt is too long: ...").
-    https://platform.claude.com/docs/en/build-with-claude/context-windows"""
-    if not isinstance(exc, anthropic.BadRequestError):
+    """The endpoint's 400 for a prompt longer than the context window: the Messages API's
+    "prompt is too long: ..." (https://platform.claude.com/docs/en/build-with-claude/context-windows),
+    llama.cpp's exceed_context_size_error, OpenAI-shaped "maximum context length"."""
+    if not isinstance(exc, anthropic.APIStatusError):
         return False
-    return "prompt is too long" in api_message(exc)
+    error = read_api_error(exc)
+    if error.status not in REFUSAL_STATUSES or refused_max_tokens(exc):
+        return False  # max_tokens too large for the window: MAX_TOKENS is what to change
+    return bool(CONTEXT_FULL.search(f"{error.type} {error.message}"))
+
+
+CONTEXT_FULL = re.compile(r"prompt is too long|context[ _](size|length|window)", re.IGNORECASE)
+
+
+def make_room_for_the_next_turn(exc: anthropic.APIStatusError, messages: list, before: list,
+                                screen: Screen) -> None:
+    """After a prompt too long for the context window, leave a history the next request fits.
+    Failed on the turn's first request, the turn is taken back, so the user's message is not
+    in the history twice when they send it again; if that message is the bulk (larger than
+    every tool result that room could be made from), the user is told its size and the limit.
+    Otherwise the oldest tool results make room, the turn's own calls and results kept."""
+    error = bounded(str(read_api_error(exc)))
+    said = users_new_text(messages, before)
+    if said is not None:
+        messages[:] = before
+    if said is not None and len(said) > tool_results_size(messages):
+        screen.alert(f"error: your message is {len(said):,} characters, too long for the "
+                     f"model's context window ({error}); it is taken back and the conversation "
+                     "is as before: send a shorter one, or save the text in a file and ask for "
+                     "the parts you need")
+        return
+    screen.alert(f"error: the conversation no longer fits the model's context window "
+                 f"({error}); {room_made(make_room(messages))}; send your message again")
+
+
+def users_new_text(messages: list, before: list) -> str | None:
+    """The message the user sent this turn, if the turn got no reply yet; else None. It is the
+    first block the turn added: a reminder of the script's own may follow it (v2's planning)."""
+    if len(messages) > len(before) + 1 or messages[-1]["role"] != "user":
+        return None
+    added = messages[-1]["content"]
+    if len(messages) == len(before):  # joined to the last user message of a stopped turn
+        added = added[len(before[-1]["content"]):]
+    return added[0]["text"]
 
 
 def bounded(error: str) -> str:
@@ -164,11 +215,37 @@ def bounded(error: str) -> str:
     return cut_short(error, ALERT_LIMIT, f"… [{len(error):,} characters in all]")
 
 
+def in_effect(model: str, max_tokens: int, client: anthropic.Anthropic) -> str:
+    """--help's last line: the model and MAX_TOKENS, the endpoint's host, and the header that
+    carries the key, as the SDK will send it (never the key itself)."""
+    host = client.base_url.netloc.decode()
+    return (f"In effect: MODEL_ID={model}, MAX_TOKENS={max_tokens}, endpoint {host}, "
+            f"{key_header(client)}.")
+
+
+def key_header(client: anthropic.Anthropic) -> str:
+    """Which variable the key comes from, and the header the SDK puts it in. The SDK takes
+    ANTHROPIC_API_KEY when it is not empty, else ANTHROPIC_AUTH_TOKEN (as Bearer)."""
+    if client.api_key:
+        source = "ANTHROPIC_API_KEY"
+    elif client.auth_token:
+        source = "ANTHROPIC_AUTH_TOKEN"
+    else:
+        return "no key set"
+    headers = []
+    for name, value in client.auth_headers.items():
+        if name.lower() == "authorization":
+            name = f"{name}: {value.split()[0]}"  # the scheme, "Bearer"; not the key
+        headers.append(name)
+    return f"the key from {source} sent as {' and '.join(headers)}"
+
+
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:
     """Exit with one line if there is no API key, no such work directory, or an empty task."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        sys.exit("ANTHROPIC_API_KEY is not set: export it or put it in .env (see .env.example). "
-                 f"No key? Try the offline demo: python -m scripted.demo {version}")
+        sys.exit("ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): export it or put it "
+                 "in .env (see .env.example). No key? Try the offline demo: python -m "
+                 f"scripted.demo {version}, or a local model (docs: Other models, and no key)")
     if not os.path.isdir(args.workdir):
         sys.exit(f"--workdir {args.workdir!r} is not a folder")
     if args.task and not " ".join(args.task).strip():

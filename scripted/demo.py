@@ -3,6 +3,7 @@
     python -m scripted.demo v1              # v1_basic.py plays scripted/scenarios/v1_demo.yaml
     python -m scripted.demo v2 --workdir D  # work in folder D instead of a fresh temporary one
     python -m scripted.demo v3 --record F   # also save every request and reply as JSON in file F
+    python -m scripted.demo v1 --endpoint ollama  # ... as Ollama answers (scripted/endpoints.py)
     python -m scripted.demo --replay S      # play a session recorded with python -m scripted.record
     python -m scripted.demo --replay S --script mine.py   # ... against another script
 
@@ -18,13 +19,16 @@ import tempfile
 from pathlib import Path
 
 from scripted import ROOT, SCRIPTS
+from scripted.endpoints import BY_NAME
 from scripted.replay import MAX_PAUSE, replay_in_folder
 from scripted.server import ScriptedAPI, load_scenario
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 
-def run_demo(version: str, workdir: Path, record: Path | None = None) -> int:
+def run_demo(
+    version: str, workdir: Path, record: Path | None = None, endpoint: str = "anthropic"
+) -> int:
     """Play the version's demo scenario in workdir; return the script's exit code (1 if the script
     broke the API's rules)."""
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
@@ -33,10 +37,10 @@ def run_demo(version: str, workdir: Path, record: Path | None = None) -> int:
     ).items():  # a starting project, if the scenario needs one
         (workdir / name).parent.mkdir(parents=True, exist_ok=True)
         (workdir / name).write_text(content, encoding="utf-8")
-    api = ScriptedAPI()
+    api = ScriptedAPI(endpoint)
     env = {
         **os.environ,
-        **api.client_env("offline-demo"),
+        **api.endpoint_env(endpoint, "offline-demo"),
         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
     }
     api.play(scenario)
@@ -87,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--record", type=Path, help="save the requests and replies as JSON here")
     parser.add_argument(
+        "--endpoint",
+        choices=sorted(BY_NAME),
+        default="anthropic",
+        help="answer as this endpoint does (scripted/endpoints.py; default: anthropic)",
+    )
+    parser.add_argument(
         "--replay", type=Path, help="play this recorded session instead of a demo scenario"
     )
     parser.add_argument(
@@ -105,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("say which version to run (v1 ... v4), or --replay FILE")
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        return run_demo(args.version, args.workdir.resolve(), args.record)
+        return run_demo(args.version, args.workdir.resolve(), args.record, args.endpoint)
     with tempfile.TemporaryDirectory(prefix=f"agent-demo-{args.version}-") as tmp:
-        return run_demo(args.version, Path(tmp), args.record)
+        return run_demo(args.version, Path(tmp), args.record, args.endpoint)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,9 @@ model stalls mid-sentence); `repeat: N`; or
 an `event: error` inside an HTTP 200 stream, after the first half of the
 turn's `text`) instead of content.
 
-Scenario keys besides `turns` and `tracks`: `rejects` (request fields that the
+Scenario keys besides `turns` and `tracks`: `endpoint` (a row of
+scripted/endpoints.py: the server answers as that endpoint does, from its auth
+header to its error bodies; default `anthropic`); `rejects` (request fields that the
 endpoint answers with 400 "Extra inputs are not permitted", as some
 Anthropic-compatible endpoints do: `cache_control`, `thinking`,
 `thinking.display`); `context_window` (tokens: a smaller window than the
@@ -61,6 +63,7 @@ its per-model minimum, the largest max_tokens, and a 404 for an unknown model.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import functools
 import hashlib
@@ -69,6 +72,7 @@ import json
 import os
 import threading
 import time
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -78,6 +82,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from scripted.endpoints import BY_NAME, EXTRA_INPUTS, Endpoint
 from scripted.models import MODELS, Model
 from scripted.rules import (
     blocks_of,
@@ -97,6 +102,9 @@ ERROR_TYPES = {
     403: "permission_error",
     404: "not_found_error",
     413: "request_too_large",
+    # not the Messages API's: servers built on FastAPI answer a request that fails validation
+    # with 422 (https://fastapi.tiangolo.com/tutorial/handling-errors/)
+    422: "invalid_request_error",
     429: "rate_limit_error",
     500: "api_error",
     529: "overloaded_error",
@@ -174,6 +182,8 @@ def check_scenario(data: Any, source: str = "scenario") -> dict:
     rejects = data.get("rejects", [])
     if not isinstance(rejects, list) or set(rejects) - REJECTABLE:
         raise ValueError(f"{source}: `rejects` is a list of fields among {sorted(REJECTABLE)}")
+    if data.get("endpoint", "anthropic") not in BY_NAME:
+        raise ValueError(f"{source}: `endpoint` is one of {sorted(BY_NAME)}")
     window = data.get("context_window", 1)
     if not isinstance(window, int) or isinstance(window, bool) or window < 1:
         raise ValueError(f"{source}: `context_window` is a positive number of tokens")
@@ -419,14 +429,16 @@ def count_usage(body: dict, content: list[dict], model: Model, cache: dict[str, 
     }
 
 
-def sse_events(message: dict) -> list[tuple[str, dict]]:
-    """The same message as the event sequence the SDK's stream accumulator rebuilds."""
-    start = {
-        **message,
-        "content": [],
-        "stop_reason": None,
-        "usage": {**message["usage"], "output_tokens": 1},
-    }
+def sse_events(message: dict, usage_at_end: bool = False) -> list[tuple[str, dict]]:
+    """The same message as the event sequence the SDK's stream accumulator rebuilds. With
+    usage_at_end, message_start counts nothing and message_delta carries every count, as some
+    compatible endpoints stream (scripted/endpoints.py, `usage_at_start`)."""
+    start_usage = {**message["usage"], "output_tokens": 1}
+    end_usage = {"output_tokens": message["usage"]["output_tokens"]}
+    if usage_at_end:
+        start_usage = {"input_tokens": 0, "output_tokens": 0}
+        end_usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": start_usage}
     events = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
@@ -437,7 +449,9 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
                 block["text"],
             )
         elif block["type"] == "thinking":
-            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            opening = {"type": "thinking", "thinking": ""}
+            if "signature" in block:  # an endpoint may send thinking blocks without one
+                opening["signature"] = ""
             delta_type, key, payload = "thinking_delta", "thinking", block["thinking"]
         else:
             opening = {**block, "input": {}}
@@ -474,18 +488,20 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+                "usage": end_usage,
             },
         )
     )
     return events + [("message_stop", {"type": "message_stop"})]
 
 
-def broken_stream_events(message: dict, error: dict) -> list[tuple[str, dict]]:
+def broken_stream_events(
+    message: dict, error: dict, usage_at_end: bool = False
+) -> list[tuple[str, dict]]:
     """An HTTP 200 stream that breaks off: the first half of the message's events, then an
     `event: error`, as the API sends when it is overloaded mid-reply.
     https://platform.claude.com/docs/en/build-with-claude/streaming#error-events"""
-    events = sse_events(message)
+    events = sse_events(message, usage_at_end)
     return events[: max(len(events) // 2, 1)] + [("error", error)]
 
 
@@ -499,6 +515,102 @@ def error_body(status: int, message: str) -> dict:
         "type": "error",
         "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
     }
+
+
+def openai_error_body(status: int, message: str) -> dict:
+    """An error as OpenAI-format servers write it, which some Messages-API endpoints answer with
+    too (llama.cpp's server): no top-level `type`, the code beside the message.
+    openai/openai-python: src/openai/types/shared/error_object.py (code, message, param, type)"""
+    return {
+        "error": {
+            "message": message,
+            "type": ERROR_TYPES.get(status, "api_error"),
+            "param": None,
+            "code": status,
+        }
+    }
+
+
+# -- playing an endpoint (a row of scripted/endpoints.py) --
+
+
+def endpoint_model(endpoint: Endpoint) -> Model:
+    """A model that is not Claude, served by an endpoint of other models: no rule of the model
+    table applies. Its limits are the row's; where no source gives one, the largest of current
+    Claude models, so that nothing is refused that the row does not say is refused."""
+    return Model(
+        context_window=endpoint.context_window or 1_000_000,
+        max_output=endpoint.max_output or 128_000,
+        cache_minimum=1_024,
+        thinking_by_default=False,
+        thinking_types=("adaptive", "enabled", "disabled"),
+        default_display="summarized",
+        notes_in_thinking=False,
+        prefill=True,
+        forced_tool_choice=True,
+    )
+
+
+def uses_model_table(endpoint: Endpoint) -> bool:
+    """Claude's own API, a gateway in front of it, or a proxy that passes Claude ids on."""
+    return endpoint.model == "" or endpoint.model in MODELS
+
+
+def auth_sent(headers: dict) -> set[str]:
+    """Which of the two key headers the request carries."""
+    sent = set()
+    if headers.get("x-api-key"):
+        sent.add("x-api-key")
+    if headers.get("authorization"):
+        sent.add("bearer")
+    return sent
+
+
+def as_seen_by(endpoint: Endpoint, body: dict) -> dict:
+    """The request as the endpoint's model gets it: the fields it ignores are gone."""
+    seen = {key: value for key, value in body.items() if key not in endpoint.ignores}
+    thinking = seen.get("thinking")
+    if "thinking.budget_tokens" in endpoint.ignores and isinstance(thinking, dict):
+        seen["thinking"] = {key: value for key, value in thinking.items() if key != "budget_tokens"}
+    if "tool_result.is_error" in endpoint.ignores:
+        seen["messages"] = [without_is_error(message) for message in body["messages"]]
+    return seen
+
+
+def without_is_error(message: dict) -> dict:
+    if not isinstance(message.get("content"), list):
+        return message
+    blocks = [
+        {key: value for key, value in block.items() if key != "is_error"}
+        if block.get("type") == "tool_result"
+        else block
+        for block in message["content"]
+    ]
+    return {**message, "content": blocks}
+
+
+def field_in(body: dict, name: str) -> bool:
+    """`cache_control`, or a dotted `thinking.display`: the field is in the request."""
+    outer, _, inner = name.partition(".")
+    if not inner:
+        return outer in body
+    return isinstance(body.get(outer), dict) and inner in body[outer]
+
+
+def thinking_as_returned(endpoint: Endpoint, content: list[dict]) -> list[dict]:
+    """The reply's thinking blocks as the endpoint returns them (endpoints.THINKING)."""
+    kind = endpoint.thinking or "signed"
+    blocks = []
+    for block in content:
+        if block["type"] != "thinking" or kind == "signed":
+            blocks.append(block)
+        elif kind == "empty signature":
+            blocks.append({**block, "signature": ""})
+        elif kind == "no signature":
+            blocks.append({"type": "thinking", "thinking": block["thinking"]})
+        elif kind == "random signature":
+            blocks.append({**block, "signature": str(uuid.uuid4())})
+    return blocks  # kind "none": no thinking block at all
 
 
 # -- the server --
@@ -528,12 +640,14 @@ class Reply:
     # reach its wait late, after the test is over and the next one has called play().
     released: threading.Event | None = None
     error_event: dict | None = None  # an `event: error` that breaks the stream off midway
+    usage_at_end: bool = False  # the counts come in message_delta, not message_start
 
 
 class ScriptedAPI:
     """One loopback server: `play()` a scenario, run the agent, then read the records."""
 
-    def __init__(self) -> None:
+    def __init__(self, endpoint: str = "anthropic") -> None:
+        self.default_endpoint = endpoint  # a scenario's `endpoint` key plays another
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._ids = 0
@@ -554,6 +668,18 @@ class ScriptedAPI:
         """Environment variables that point an SDK client (in this process or a child) at this
         server (see loopback_env)."""
         return {**loopback_env(self.start()), "ANTHROPIC_API_KEY": api_key}
+
+    def endpoint_env(self, name: str, key: str = "scripted") -> dict[str, str]:
+        """What a learner sets for the endpoint `name` of scripted/endpoints.py, pointed at this
+        server: the key in the variable its header wants, and its model id."""
+        endpoint, env = BY_NAME[name], self.client_env(key)
+        env["ANTHROPIC_AUTH_TOKEN"] = ""
+        if "x-api-key" not in endpoint.auth:  # the SDK sends ANTHROPIC_AUTH_TOKEN as Bearer
+            env.update({"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": key})
+        if endpoint.model:
+            env["MODEL_ID"] = endpoint.model
+        env.update(endpoint.settings)
+        return env
 
     def stop(self) -> None:
         if self._httpd is not None:
@@ -618,6 +744,8 @@ class ScriptedAPI:
         with self._lock:
             reply, record = self._answer(method, path, raw, headers)
             reply.headers["request-id"] = self._next_id("req_scripted")
+            if reply.status >= 400 and self.endpoint.error_shape == "openai":
+                reply.body = openai_error_body(reply.status, reply.body["error"]["message"])
             if record is not None:
                 record.reply = {"status": reply.status, "body": reply.body}
             return reply, record
@@ -636,9 +764,14 @@ class ScriptedAPI:
             body = None
         record = Recorded(body if isinstance(body, dict) else {}, raw, headers, "", len(raw))
         self.requests.append(record)
-        if not headers.get("x-api-key") and not headers.get("authorization"):
+        endpoint, sent = self.endpoint, auth_sent(headers)
+        if not sent and endpoint.key_checked is not False:
             self.violations.append("x-api-key header is required")
             return error_reply({"status": 401, "message": "x-api-key header is required"}), record
+        if sent and not sent & set(endpoint.auth):
+            wanted = " or ".join(endpoint.auth)
+            self.refused.append(f"{endpoint.name} takes its key in {wanted}, not in {sent}")
+            return error_reply({"status": 401, "message": f"send the key in {wanted}"}), record
         errors = [] if "anthropic-version" in headers else ["anthropic-version: header is required"]
         errors += (
             validate_request(body)
@@ -652,17 +785,21 @@ class ScriptedAPI:
         if refused:
             self.refused.append(refused)
             return error_reply({"status": 400, "message": refused}), record
-        model = MODELS.get(body["model"])
+        body = as_seen_by(endpoint, body)
+        model = endpoint_model(endpoint)
+        if uses_model_table(endpoint):
+            model = MODELS.get(body["model"])
         if model is None:  # https://platform.claude.com/docs/en/api/errors (404 not_found_error)
             self.violations.append(f"model: {body['model']!r} is not a model the API knows")
             return error_reply({"status": 404, "message": f"model: {body['model']}"}), record
-        errors = (
-            model_errors(body, model)
-            + cache_breakpoint_errors(body)
-            + signature_errors(body)
-            + self._missing_thinking_errors(body)
-            + self._prefill_errors(body, model)
-        )
+        beyond = self._beyond_endpoint_limit(body, model)
+        if beyond:
+            self.refused.append(beyond)
+            return error_reply({"status": 400, "message": beyond}), record
+        errors = model_errors(body, model) + cache_breakpoint_errors(body)
+        if endpoint.thinking in (None, "signed"):  # the others check no signature
+            errors += signature_errors(body) + self._missing_thinking_errors(body)
+        errors += self._prefill_errors(body, model)
         if errors:
             self.violations += errors
             return error_reply({"status": 400, "message": "; ".join(errors)}), record
@@ -672,17 +809,22 @@ class ScriptedAPI:
             return error_reply({"status": 400, "message": too_long}), record
         return self._play_turn(body, record, model), record
 
+    @property
+    def endpoint(self) -> Endpoint:
+        """The row of scripted/endpoints.py the server plays: the scenario's, else its own."""
+        return BY_NAME[self.scenario.get("endpoint", self.default_endpoint)]
+
     def _endpoint_refuses(self, body: dict) -> str:
-        """What an Anthropic-compatible endpoint that lacks an optional field answers (those in
-        front of Bedrock or Vertex answer this to a top-level cache_control)."""
-        rejects = self.scenario.get("rejects", [])
-        thinking = body.get("thinking")
-        if "cache_control" in rejects and "cache_control" in body:
-            return "cache_control: Extra inputs are not permitted"
-        if "thinking" in rejects and thinking is not None:
-            return "thinking: Extra inputs are not permitted"
-        if "thinking.display" in rejects and isinstance(thinking, dict) and "display" in thinking:
-            return "thinking.display: Extra inputs are not permitted"
+        """What an Anthropic-compatible endpoint that lacks an optional field answers: its row's
+        own words, or for the scenario's `rejects` those of the endpoints in front of Bedrock or
+        Vertex."""
+        rejects = {
+            name: EXTRA_INPUTS.format(field=name) for name in self.scenario.get("rejects", [])
+        }
+        rejects.update(self.endpoint.rejects)
+        for name in sorted(rejects):  # cache_control, thinking, thinking.display
+            if field_in(body, name):
+                return rejects[name].replace("{model}", body["model"])
         return ""
 
     def _missing_thinking_errors(self, body: dict) -> list[str]:
@@ -727,7 +869,20 @@ class ScriptedAPI:
         size = sum(tokens(unit) for unit in prompt_units(body))
         if size <= window:
             return ""
-        return f"prompt is too long: {size} tokens > {window} maximum"
+        return self._too_long_message(size, window)
+
+    def _too_long_message(self, size: int, window: int) -> str:
+        template = self.endpoint.too_long or "prompt is too long: {size} tokens > {window} maximum"
+        return template.format(size=size, window=window)
+
+    def _beyond_endpoint_limit(self, body: dict, model: Model) -> str:
+        """A max_tokens that a server of other models refuses: a setting of the user's, not a
+        rule of Claude's, so it is a refusal to recover from, not the agent's violation."""
+        if uses_model_table(self.endpoint) or body["max_tokens"] <= model.max_output:
+            return ""
+        if self.endpoint.too_long:
+            return self._too_long_message(body["max_tokens"], model.max_output)
+        return f"max_tokens: {body['max_tokens']} > {model.max_output}, the most this server allows"
 
     def _play_turn(self, body: dict, record: Recorded, model: Model) -> Reply:
         record.track, turns = self._track_for(body)
@@ -741,13 +896,17 @@ class ScriptedAPI:
             self.problems.append(f"{label}: expect failed: {'; '.join(failures)}")
             return error_reply({"status": 400, "message": self.problems[-1]})
         stream = body.get("stream") is True
+        usage_at_end = self.endpoint.usage_at_start is False
         if "error" in turn and turn["error"].get("midstream") and stream:
+            if self.endpoint.stream_errors is False:
+                self.problems.append(f"{label}: {self.endpoint.name} sends no error events")
             return Reply(
                 200,
                 self._message(turn, body, model),
                 stream=True,
                 latency=turn.get("latency", 0),
                 error_event=error_body(turn["error"]["status"], turn["error"].get("message", "")),
+                usage_at_end=usage_at_end,
             )
         if "error" in turn:
             return error_reply(turn["error"], turn.get("latency", 0))
@@ -762,6 +921,7 @@ class ScriptedAPI:
             turn.get("latency", 0),
             hold=turn.get("hold", False),
             released=self._released,
+            usage_at_end=usage_at_end,
         )
 
     def _track_for(self, body: dict) -> tuple[str, deque]:
@@ -778,7 +938,7 @@ class ScriptedAPI:
         content += [
             {
                 "type": "tool_use",
-                "id": self._next_id("toolu_01scripted"),
+                "id": self._next_id(f"{self.endpoint.tool_id_prefix or 'toolu_'}01scripted"),
                 "name": call["name"],
                 "input": call.get("input", {}),
             }
@@ -793,15 +953,18 @@ class ScriptedAPI:
         signatures = [block["signature"] for block in content if block["type"] == "thinking"]
         if calls and signatures:
             self._thinking_of[calls[0]] = signatures
+        usage = count_usage(body, content, model, self._cache)
+        if self.endpoint.usage is not None:
+            usage = {name: usage[name] for name in self.endpoint.usage}
         return {
             "id": self._next_id("msg_01scripted"),
             "type": "message",
             "role": "assistant",
             "model": body["model"],
-            "content": content,
+            "content": thinking_as_returned(self.endpoint, content),
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": count_usage(body, content, model, self._cache),
+            "usage": usage,
         }
 
     def _thinking_and_text(self, turn: dict, body: dict, model: Model) -> list[dict]:
@@ -901,9 +1064,9 @@ class Handler(BaseHTTPRequestHandler):
         if reply.stream:
             self.send_header("content-type", "text/event-stream")
             self.end_headers()
-            events = sse_events(reply.body)
+            events = sse_events(reply.body, reply.usage_at_end)
             if reply.error_event is not None:
-                events = broken_stream_events(reply.body, reply.error_event)
+                events = broken_stream_events(reply.body, reply.error_event, reply.usage_at_end)
             for number, (event, data) in enumerate(events):
                 if reply.hold == "midway" and number == len(events) // 2:
                     self.wfile.flush()
@@ -918,3 +1081,33 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # api.requests is the log; lines on stderr would clutter the test output
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve a scenario on 127.0.0.1 as one endpoint answers, until Ctrl-C."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--endpoint", choices=sorted(BY_NAME), default="anthropic")
+    parser.add_argument(
+        "--scenario",
+        type=Path,
+        default=Path(__file__).with_name("scenarios") / "v1_demo.yaml",
+        help="the scenario to play (default: the v1 demo's)",
+    )
+    args = parser.parse_args(argv)
+    api = ScriptedAPI(args.endpoint)
+    api.play(args.scenario)
+    print(f"A scripted {BY_NAME[args.endpoint].title}; point a script at it with:")
+    for name, value in api.endpoint_env(args.endpoint).items():
+        print(f"  {name}={value}")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        api.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

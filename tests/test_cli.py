@@ -61,6 +61,7 @@ def test_missing_key_is_one_clear_line(version, tmp_path):
     done = run_main(version, "task", cwd=tmp_path, env=no_key)
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
+    assert "python -m scripted.demo v1" in done.stderr and "Other models, and no key" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -105,6 +106,33 @@ def test_help_names_the_model_and_max_tokens_in_effect_from_the_code(version):
     script = ROOT / SCRIPTS[version]
     model, max_tokens = setting_default(script, "MODEL_ID"), setting_default(script, "MAX_TOKENS")
     assert f"MODEL_ID={model}, MAX_TOKENS={max_tokens}" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "source"),
+    [("openrouter", "ANTHROPIC_AUTH_TOKEN"), ("anthropic", "ANTHROPIC_API_KEY")],
+)
+def test_help_names_the_endpoint_and_the_header_the_key_is_sent_in(
+    scripted_api, version, tmp_path, endpoint, source
+):
+    # OpenRouter takes the key as Bearer alone: ANTHROPIC_AUTH_TOKEN set, ANTHROPIC_API_KEY=""
+    env = scripted_api.endpoint_env(endpoint, key="k-7f3e")
+    assert env[source] == "k-7f3e" and not env[({*AUTH_VARIABLES} - {source}).pop()]
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "ok"}]})
+    assert run_main(version, "hi", env=env, cwd=tmp_path).returncode == 0  # the key is enough
+    arrived = scripted_api.requests[0].headers
+    if "x-api-key" in arrived:
+        header = "x-api-key"
+    else:
+        header = f"authorization: {arrived['authorization'].split()[0]}"
+    done = run_main(version, "--help", env=env)
+    host = env["ANTHROPIC_BASE_URL"].split("://")[1].rstrip("/")
+    said = done.stdout.lower()
+    assert f"endpoint {host}, the key from {source} sent as {header}.".lower() in said
+    assert "k-7f3e" not in said  # the header's name, never the key
+
+
+AUTH_VARIABLES = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]
 
 
 @once("v1")

@@ -12,7 +12,9 @@ import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
 from anthropic.types import ModelParam
 
-from tests.agents import once, press_ctrl_c_once
+from scripted.endpoints import BY_NAME
+from scripted.server import prompt_units, tokens
+from tests.agents import once, press_ctrl_c_once, results_sent
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -402,3 +404,162 @@ def test_ctrl_c_anywhere_in_a_model_call_stops_the_turn_and_keeps_the_conversati
     assert [text for text in texts if not text.startswith("<reminder>")] == ["start", "go on"]
     assert message["role"] == "user" and len(texts) == len(message["content"])
     assert "Back again." in capsys.readouterr().out
+
+
+# -- a prompt too long, a max_tokens too large: on endpoints that word it their own way --
+
+
+def prompt_tokens(body: dict) -> int:
+    """The prompt's size as the scripted server counts it against the context window."""
+    return sum(tokens(unit) for unit in prompt_units(body))
+
+
+@pytest.mark.parametrize("endpoint", ["anthropic", "llama.cpp"])
+def test_a_message_too_long_for_the_window_is_taken_back_and_the_next_one_works(
+    scripted_api, make_agent, capsys, endpoint
+):
+    pasted = "lorem ipsum " * 10_000  # 120,000 characters: about 30,000 tokens
+    scripted_api.play(
+        {
+            "endpoint": endpoint,
+            "context_window": 25_000,
+            "turns": [{"expect": {"last_user_contains": "Summarize"}, "text": "Short and fine."}],
+        }
+    )
+    agent = make_agent(**scripted_api.endpoint_env(endpoint))
+    history = []
+    assert agent.run_turn(history, pasted) == 1
+    told = capsys.readouterr().err
+    assert "your message is 120,000 characters" in told and "25000" in told  # the limit, as said
+    assert "taken back" in told and history == []
+    assert agent.run_turn(history, "Summarize the README.") == 0
+    sent = scripted_api.requests[-1].body["messages"]
+    assert [message["role"] for message in sent] == ["user"]  # v2+ add their planning reminder
+    assert sent[0]["content"][0] == {"type": "text", "text": "Summarize the README."}
+    assert all(pasted not in block["text"] for block in sent[0]["content"])
+
+
+@once("v1")
+def test_old_tool_results_that_fill_the_window_on_a_turns_first_request_make_room(
+    scripted_api, agent, capsys
+):
+    scripted_api.play({"turns": [{"tool_calls": [BIG_OUTPUT]}, {"text": "Printed."}]})
+    history = []
+    assert agent.run_turn(history, "print a lot") == 0
+    full = prompt_tokens(scripted_api.requests[-1].body)  # the 40,000 characters cut to 30,000
+    question = "And now? " + "why " * 500  # about 500 tokens: over the window, far below the result
+    scripted_api.play(
+        {
+            "context_window": full + 200,
+            "turns": [{"expect": {"last_user_contains": "And now?"}, "text": "Now this."}],
+        }
+    )
+    assert agent.run_turn(history, question) == 1
+    told = capsys.readouterr().err
+    assert "the 1 oldest tool results were taken out" in told and "send your message again" in told
+    assert agent.run_turn(history, question) == 0
+    sent = scripted_api.requests[-1].body["messages"]
+    assert sent[2]["content"][0]["content"].startswith("[this tool result was taken out")
+    assert sent[-1]["content"] == [{"type": "text", "text": question}]  # once, not twice
+
+
+@pytest.mark.allow_leftover_turns
+@pytest.mark.parametrize(
+    ("endpoint", "max_tokens"),
+    [
+        # llama.cpp quotes the number: "request (64000 tokens) exceeds the available context size"
+        ("llama.cpp", "64000"),
+        # the Messages API names the field: "max_tokens: 128001 > 128000, ..."
+        pytest.param("anthropic", "128001", marks=pytest.mark.allow_violations),
+    ],
+)
+@once("v1")
+def test_max_tokens_beyond_the_endpoints_limit_is_one_line_that_names_max_tokens(
+    scripted_api, make_agent, capsys, endpoint, max_tokens
+):
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "Never sent."}]})
+    agent = make_agent(**{**scripted_api.endpoint_env(endpoint), "MAX_TOKENS": max_tokens})
+    history = []
+    assert agent.run_turn(history, "hi") == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"refused max_tokens={max_tokens}" in line and "set MAX_TOKENS lower" in line
+    assert "context window" not in line  # not taken for a prompt too long
+    assert len(scripted_api.requests) == 1  # asked once: the request is not sized down
+    assert history == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+
+
+@pytest.mark.parametrize("endpoint", ["anthropic", "ollama", "llama.cpp"])
+@once("v1")
+def test_thinking_is_shown_and_goes_back_only_with_the_signature_it_came_with(
+    scripted_api, make_agent, capsys, endpoint
+):
+    # signed (Claude), no signature field (Ollama), "" (llama.cpp)
+    scripted_api.play(
+        {
+            "endpoint": endpoint,
+            "turns": [
+                {
+                    "thinking": "Look first.",
+                    "tool_calls": [{"name": "bash", "input": {"command": "echo hi"}}],
+                },
+                {"expect": {"tool_result_contains": "hi"}, "text": "It says hi."},
+            ],
+        }
+    )
+    agent = make_agent(**scripted_api.endpoint_env(endpoint))
+    assert agent.run_turn([], "say hi") == 0
+    assert "┊ Look first." in capsys.readouterr().out
+    came = scripted_api.requests[0].reply["body"]
+    went = scripted_api.requests[1].body["messages"][1]["content"]
+    signatures = [block.get("signature") for block in went if block["type"] == "thinking"]
+    if BY_NAME[endpoint].thinking == "signed":
+        assert signatures == [came["content"][0]["signature"]] and signatures[0]
+    else:
+        assert signatures == []  # nothing proves it: the endpoint checks nothing there either
+
+
+@once("v1")
+def test_a_failed_tool_says_so_in_its_text_where_the_route_drops_is_error(scripted_api, make_agent):
+    # LiteLLM's OpenAI-format route: is_error does not reach the model; tool ids are call_...
+    calls = [
+        {"name": "read_file", "input": {"path": "missing.txt"}},
+        {"name": "bash", "input": {"command": "echo fine"}},
+    ]
+    scripted_api.play(
+        {"endpoint": "litellm-openai", "turns": [{"tool_calls": calls}, {"text": "Noted."}]}
+    )
+    agent = make_agent(**scripted_api.endpoint_env("litellm-openai"))
+    history = []
+    assert agent.run_turn(history, "read it") == 0
+    ids = [block.id for block in history[1]["content"] if block.type == "tool_use"]
+    failed, fine = results_sent(scripted_api)
+    assert [failed["tool_use_id"], fine["tool_use_id"]] == ids and ids[0].startswith("call_")
+    assert failed["is_error"] and failed["content"].startswith("error: ")
+    assert not fine["is_error"] and fine["content"].startswith("fine")
+
+
+@pytest.mark.parametrize("endpoint", ["llama.cpp", "litellm-openai"])
+@once("v1")
+def test_usage_that_only_the_end_of_the_stream_carries_is_shown(
+    scripted_api, make_agent, capsys, endpoint
+):
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "Hi."}]})
+    agent = make_agent(**scripted_api.endpoint_env(endpoint))
+    assert agent.run_turn([], "hi") == 0
+    shown = capsys.readouterr().out  # message_start said 0 input tokens; message_delta, more
+    assert "tokens: in " in shown and "tokens: in 0," not in shown
+
+
+@once("v1")
+def test_an_openai_shaped_error_is_one_line_with_its_type_and_message(
+    scripted_api, make_agent, capsys
+):
+    # llama.cpp answers in OpenAI's shape: {"error": {"message", "type", "param": null, "code"}}
+    failure = {"status": 400, "message": "Failed to parse the tool call arguments"}
+    scripted_api.play({"endpoint": "llama.cpp", "turns": [{"error": failure}]})
+    agent = make_agent(**scripted_api.endpoint_env("llama.cpp"))
+    assert agent.run_turn([], "hi") == 1
+    assert scripted_api.requests[0].reply["body"]["error"]["param"] is None
+    [line] = capsys.readouterr().err.strip().splitlines()
+    said = "the API answered 400: invalid_request_error: Failed to parse the tool call arguments"
+    assert said in line and "{" not in line and "None" not in line

@@ -144,3 +144,64 @@ def test_a_reply_cut_again_is_returned_as_it_is_after_one_retry(scripted_api, cl
     scripted_api.play({"turns": [{**CUT_CALL, "repeat": 2}]})
     assert reply(client, screen).stop_reason == "max_tokens"
     assert len(scripted_api.requests) == 2
+
+
+# -- endpoints that word a refusal their own way (the rows of scripted/endpoints.py) --
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "field", "left"),
+    [
+        # a gateway in front of Bedrock or Vertex: "cache_control: Extra inputs are not permitted"
+        ("cloud-gateway", "cache_control", {"thinking"}),
+        # LiteLLM's OpenAI-format route: an OpenAI-shaped 400 that names ['reasoning_effort']
+        ("litellm-openai", "thinking", {"cache_control"}),
+    ],
+)
+def test_a_refused_field_is_dropped_by_the_field_the_error_names_not_by_its_wording(
+    scripted_api, screen, capsys, endpoint, field, left
+):
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "One."}, {"text": "Two."}]})
+    env = scripted_api.endpoint_env(endpoint)
+    client = anthropic.Anthropic(base_url=env["ANTHROPIC_BASE_URL"], api_key="k")
+    options = RequestOptions(screen)
+    request = {**REQUEST, "model": env.get("MODEL_ID", MODEL)}
+    reply(client, screen, request, options)
+    reply(client, screen, request, options)
+    sent = [request.body for request in scripted_api.requests]
+    assert len(sent) == 3 and field in sent[0]  # refused once, then never sent again
+    for body in sent[1:]:
+        assert {name for name in ("thinking", "cache_control") if name in body} == left
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"the endpoint refused {field}" in line and "going on without it" in line
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        # a thinking block of the history, named by its place: not the request's `thinking`
+        (400, "messages.1.content.0: Invalid `signature` in `thinking` block"),
+        # `thinking` named, but in an answer that is no refusal of the request
+        (500, "thinking: the server failed while it thought"),
+    ],
+)
+def test_an_error_that_only_mentions_thinking_does_not_drop_it(
+    scripted_api, client, screen, capsys, status, message
+):
+    scripted_api.play({"turns": [{"error": {"status": status, "message": message}}]})
+    options = RequestOptions(screen)
+    with pytest.raises(anthropic.APIStatusError, match="thinking"):
+        stream_reply(client.with_options(max_retries=0), REQUEST, options, screen)
+    assert len(scripted_api.requests) == 1
+    assert "thinking" in options.added_to(REQUEST)
+    assert "refused" not in capsys.readouterr().err
+
+
+def test_a_422_that_names_thinking_display_drops_only_the_display(
+    scripted_api, client, screen, capsys
+):
+    refusal = {"status": 422, "message": "thinking.display: Extra inputs are not permitted"}
+    scripted_api.play({"turns": [{"error": refusal}, {"text": "Shown plainly."}]})
+    assert reply(client, screen).content[0].text == "Shown plainly."
+    assert scripted_api.requests[1].body["thinking"] == {"type": "adaptive"}
+    assert "refused thinking.display" in capsys.readouterr().err

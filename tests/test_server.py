@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
+from typing import get_args
 
 import anthropic
 import pytest
+from anthropic.resources.messages.messages import DEPRECATED_MODELS
+from anthropic.types import ModelParam
 
+from plumbing.model import MAX_OUTPUT, UNKNOWN_MAX_OUTPUT
 from scripted import server
+from scripted.models import MODELS, Model
 from scripted.server import load_scenario, validate_request
 
 MODEL = "claude-sonnet-4-6"
@@ -769,3 +775,60 @@ def test_a_broken_conversation_is_refused_like_the_real_api(scripted_api, client
         ask(client, [USER, CALL, {"role": "user", "content": "Go on."}], tools=[BASH])
     assert "without `tool_result`" in scripted_api.violations[0]
     assert scripted_api.remaining() == 1  # a refused request does not use up a turn
+
+
+# -- the model table (scripted/models.py) --
+
+
+def sdk_model_ids() -> list[str]:
+    """The model ids the installed SDK names (anthropic/types/model_param.py)."""
+    return list(get_args(get_args(ModelParam)[0]))
+
+
+def test_the_model_table_has_every_current_model_of_the_sdk_and_no_other():
+    current = [model for model in sdk_model_ids() if model not in DEPRECATED_MODELS]
+    assert sorted(MODELS) == sorted(current)
+    assert "claude-opus-5-5" in MODELS and "claude-sonnet-4-5" not in MODELS
+
+
+def test_each_model_names_its_pages_and_only_real_fields_as_unknown():
+    fields = {field.name for field in dataclasses.fields(Model)}
+    for model_id, model in MODELS.items():
+        assert model.sources, model_id
+        assert set(model.unknown) <= fields - {"sources", "unknown"}, model_id
+        assert model.status in ("current", "legacy"), model_id
+
+
+def test_sonnet_4_6_writes_up_to_128k_as_its_page_says():
+    assert MODELS["claude-sonnet-4-6"].max_output == 128_000
+    assert MODELS["claude-haiku-4-5"].max_output == 64_000
+
+
+def test_the_agents_max_output_table_matches_the_model_table():
+    """plumbing/model.py keeps its own figures (the lesson does not import the test server);
+    they must be the model table's."""
+    for model_id, figure in MAX_OUTPUT.items():
+        assert figure == MODELS[model_id].max_output, model_id
+    assert UNKNOWN_MAX_OUTPUT == min(model.max_output for model in MODELS.values())
+
+
+@pytest.mark.parametrize("model_id", sorted(MODELS))
+def test_every_current_model_is_served_up_to_its_maximum_output(scripted_api, model_id):
+    limit = MODELS[model_id].max_output
+    scripted_api.play({"turns": [{"text": "ok"}]})
+    client = anthropic.Anthropic(max_retries=0)
+    events = client.messages.create(
+        model=model_id,
+        max_tokens=limit,
+        messages=[{"role": "user", "content": "hi"}],
+        stream=True,
+    )
+    assert [event.type for event in events][-1] == "message_stop"
+    with pytest.raises(anthropic.BadRequestError, match="maximum allowed number of output"):
+        client.messages.create(
+            model=model_id,
+            max_tokens=limit + 1,
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+        )
+    scripted_api.violations.clear()

@@ -239,7 +239,7 @@ def test_read_only_bash_refuses_whatever_could_change_a_file(
     before = files(tmp_path)
     result = read_only_result(scripted_api, agent, command)
     assert result["is_error"]
-    assert result["content"].startswith("refused: ") and why in result["content"]
+    assert result["content"].startswith("error: refused: ") and why in result["content"]
     assert files(tmp_path) == before
 
 
@@ -289,7 +289,8 @@ def test_a_blank_prompt_is_refused_before_any_subagent_starts(scripted_api, agen
     )
     assert agent.run_turn([], "go") == 0
     (result,) = task_results(scripted_api)
-    assert result["is_error"] and result["content"].startswith("invalid input for Task (prompt)")
+    assert result["is_error"]
+    assert result["content"].startswith("error: invalid input for Task (prompt)")
     assert child_requests(scripted_api) == []
 
 
@@ -484,7 +485,7 @@ def test_ctrl_c_stops_running_subagents_and_answers_every_call(
     history = []
     assert agent.run_turn(history, "write two files") == 130
     assert [result["content"] for result in history[-1]["content"]] == [
-        "interrupted by the user before this call finished"
+        "error: interrupted by the user before this call finished"
     ] * 2
     scripted_api.release()  # only now: the replies come after Ctrl-C however slow the machine is
     while not all(child.answered for child in child_requests(scripted_api)):

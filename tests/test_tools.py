@@ -293,7 +293,9 @@ def test_a_huge_wrong_value_is_not_echoed_back(scripted_api, agent):
         scripted_api, agent, "bash", {"command": ["echo " + "x" * 20_000]}, invalid=True
     )
     assert result["is_error"] and len(result["content"]) < 300
-    assert result["content"] == "invalid input for bash (command): breaks the rule type: 'string'"
+    assert result["content"] == (
+        "error: invalid input for bash (command): breaks the rule type: 'string'"
+    )
 
 
 @once("v1")

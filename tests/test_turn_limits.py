@@ -36,8 +36,8 @@ def test_the_subagents_calls_spend_the_same_budget(scripted_api, make_agent, cap
     assert len(scripted_api.requests) == 3  # one of the main agent, two of the subagent
     (result,) = history[-1]["content"]
     assert result["is_error"]
-    assert result["content"].startswith("the explore subagent stopped without a report: this turn "
-                                        "made its 3 model calls")
+    assert result["content"].startswith("error: the explore subagent stopped without a report: "
+                                        "this turn made its 3 model calls")
     assert "[stopped: this turn made its 3 model calls" in capsys.readouterr().err
 
 

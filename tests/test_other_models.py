@@ -1,0 +1,43 @@
+"""The page "Other models, and no key": its table and its settings come from the endpoint rows.
+
+The rows themselves (scripted/endpoints.py) are pinned at the server in tests/test_endpoints.py;
+here, what the page makes of them: one table row per endpoint in both languages, "unknown" where a
+row does not know, and the same settings in the bash and the PowerShell tab."""
+
+import re
+
+import pytest
+
+from docsgen.endpoints import LABELS, LOCAL, endpoint_files, learner_settings
+from scripted import ROOT
+from scripted.endpoints import BY_NAME, ENDPOINTS
+
+FILES = endpoint_files()
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_page_includes_a_table_with_one_row_per_endpoint_and_unknown_where_unknown(language):
+    page = (ROOT / f"docs_{language}" / "other-models.md").read_text(encoding="utf-8")
+    assert f'--8<-- "endpoints/{language}/table.md"' in page
+    header, rule, *rows = FILES[f"endpoints/{language}/table.md"].splitlines()
+    columns = LABELS[language]["columns"]
+    assert header == "| " + " | ".join(columns) + " |"
+    cells = [row.strip("| ").split(" | ") for row in rows]
+    assert [row[0] for row in cells] == [endpoint.title for endpoint in ENDPOINTS]
+    assert all(len(row) == len(columns) for row in cells)
+    thinking = 4  # the column "Thinking"
+    for endpoint, row in zip(ENDPOINTS, cells, strict=True):
+        if endpoint.thinking is None:
+            assert row[thinking] == LABELS[language]["unknown"], endpoint.name
+        else:
+            assert row[thinking] == LABELS[language]["thinking"][endpoint.thinking]
+    refuses = cells[ENDPOINTS.index(BY_NAME["litellm-openai"])][2]
+    assert refuses == "`thinking`"  # a field the row refuses, named as the API names it
+
+
+@pytest.mark.parametrize("name", LOCAL)
+def test_the_bash_and_powershell_tabs_set_the_same_variables_as_the_row(name):
+    bash = re.findall(r"^export (\w+)=(.*)$", FILES[f"endpoints/{name}.sh"], re.MULTILINE)
+    powershell = re.findall(r'^\$env:(\w+) = "(.*)"$', FILES[f"endpoints/{name}.ps1"], re.M)
+    assert bash == powershell == list(learner_settings(BY_NAME[name]).items())
+    assert ("ANTHROPIC_API_KEY", "") in bash  # a key for Claude is not sent to a local server
