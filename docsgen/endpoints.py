@@ -123,6 +123,8 @@ def table(language: str) -> str:
 
 
 def key_header(endpoint: Endpoint, labels: dict) -> str:
+    if endpoint.auth is None:
+        return labels["unknown"]
     names = {"x-api-key": "x-api-key", "bearer": labels["bearer"]}
     return ", ".join(f"`{names[header]}`" for header in endpoint.auth)
 

@@ -14,44 +14,69 @@ stream_options.include_usage asks for it; shared/error_object.py, the error).
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from scripted.server import check_scenario, loopback_env
+from scripted.record import LoopbackServer
+from scripted.server import check_scenario
 
 CREATED = 1_767_225_600  # a fixed time, so that replies are the same each run
 
 
-class ScriptedChatCompletions:
-    """One loopback server: `play()` a scenario, send requests, then read `requests`/`problems`."""
+class ChatHandler(BaseHTTPRequestHandler):
+    """POST /v1/chat/completions, answered by the ScriptedChatCompletions that owns the
+    server."""
+
+    server_version = "scripted-chat-completions"
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.path.split("?")[0] != "/v1/chat/completions":
+            self._send_json(404, error_body(f"Not found: POST {self.path}"))
+            return
+        body = json.loads(raw or b"{}")
+        status, reply = self.server.owner.answer(body)
+        if status != 200 or not body.get("stream"):
+            self._send_json(status, reply)
+            return
+        with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        for data in chunks_of(reply, with_usage):
+            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+
+    def _send_json(self, status: int, body: dict) -> None:
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class ScriptedChatCompletions(LoopbackServer):
+    """`start()` it (its URL), `play()` a scenario, send requests, then read `requests` and
+    `problems`."""
+
+    handler = ChatHandler
+    url = ""  # where it serves, once started
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
         self._ids = 0
         self.play({"turns": []})
 
     def start(self) -> str:
-        if self._httpd is None:
-            self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), ChatHandler)
-            self._httpd.daemon_threads = True
-            self._httpd.api = self
-            serve = functools.partial(self._httpd.serve_forever, poll_interval=0.05)
-            threading.Thread(target=serve, daemon=True).start()
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def env(self) -> dict[str, str]:
-        return loopback_env(self.start())
+        self.url = super().start()
+        return self.url
 
     def play(self, scenario: dict) -> None:
         check_scenario(scenario)
@@ -155,36 +180,3 @@ def chunks_of(completion: dict, with_usage: bool) -> list[dict]:
     if with_usage:
         chunks.append({**base, "choices": [], "usage": completion["usage"]})
     return chunks
-
-
-class ChatHandler(BaseHTTPRequestHandler):
-    server_version = "scripted-chat-completions"
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        if self.path.split("?")[0] != "/v1/chat/completions":
-            self._send_json(404, error_body(f"Not found: POST {self.path}"))
-            return
-        body = json.loads(raw or b"{}")
-        status, reply = self.server.api.answer(body)
-        if status != 200 or not body.get("stream"):
-            self._send_json(status, reply)
-            return
-        with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.end_headers()
-        for data in chunks_of(reply, with_usage):
-            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
-        self.wfile.write(b"data: [DONE]\n\n")
-
-    def _send_json(self, status: int, body: dict) -> None:
-        payload = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass

@@ -11,8 +11,10 @@ from these rows, so a fact is written once, here, next to the page or file it co
     sources            the pages or source files the row follows
     base_url           ANTHROPIC_BASE_URL for it (an example)
     model              a model id it serves ("" : the model table in scripted/models.py)
-    auth               the headers that may carry the key: "x-api-key", "bearer"
-    key_checked        a wrong key is refused (False: any key will do)       unknown
+    auth               the headers its page shows carrying the key:          unknown: the
+                       "x-api-key", "bearer" (a request with only another    server takes
+                       one is refused)                                       either
+    key_checked        a wrong key is refused (False: no key is checked)     unknown
     rejects            request field -> the 400 message it answers with
     ignores            request fields it accepts and drops without a word
     thinking           the thinking blocks it returns (see THINKING)         unknown
@@ -39,7 +41,7 @@ what the Messages API itself does, and the docs table says "unknown".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # What a reply's thinking blocks look like:
 THINKING = {
@@ -68,8 +70,8 @@ class Endpoint:
     sources: tuple[str, ...]
     base_url: str
     model: str
-    auth: tuple[str, ...]
-    key_checked: bool | None
+    auth: tuple[str, ...] | None = None
+    key_checked: bool | None = None
     rejects: dict[str, str] = field(default_factory=dict)
     ignores: tuple[str, ...] = ()
     thinking: str | None = None
@@ -86,30 +88,33 @@ class Endpoint:
     notes: str = ""
 
 
-ENDPOINTS = [
-    Endpoint(
-        name="anthropic",
-        title="Claude API (Anthropic)",
-        sources=(
-            "https://platform.claude.com/docs/en/api/messages",
-            "https://platform.claude.com/docs/en/api/errors",
-            "https://platform.claude.com/docs/en/build-with-claude/streaming",
-            "scripted/models.py (each model's figures and thinking rules, with their pages)",
-        ),
-        base_url="https://api.anthropic.com",
-        model="",
-        auth=("x-api-key", "bearer"),
-        key_checked=True,
-        thinking="signed",
-        usage=ANTHROPIC_USAGE,
-        usage_at_start=True,
-        stream_errors=True,
-        error_shape="anthropic",
-        tool_id_prefix="toolu_",
-        is_error_survives=True,
-        notes="max_output and context_window are the model's: see the model table.",
+# Claude's own API: what the gateways in front of it pass on, and the other rows differ from.
+ANTHROPIC = Endpoint(
+    name="anthropic",
+    title="Claude API (Anthropic)",
+    sources=(
+        "https://platform.claude.com/docs/en/api/messages",
+        "https://platform.claude.com/docs/en/api/errors",
+        "https://platform.claude.com/docs/en/build-with-claude/streaming",
+        "scripted/models.py (each model's figures and thinking rules, with their pages)",
     ),
-    Endpoint(
+    base_url="https://api.anthropic.com",
+    model="",
+    auth=("x-api-key", "bearer"),
+    key_checked=True,
+    thinking="signed",
+    usage=ANTHROPIC_USAGE,
+    usage_at_start=True,
+    stream_errors=True,
+    error_shape="anthropic",
+    tool_id_prefix="toolu_",
+    is_error_survives=True,
+    notes="max_output and context_window are the model's: see the model table.",
+)
+ENDPOINTS = [
+    ANTHROPIC,
+    replace(
+        ANTHROPIC,
         name="cloud-gateway",
         title="A Messages-API gateway in front of Amazon Bedrock or Google Vertex AI",
         sources=(
@@ -118,17 +123,7 @@ ENDPOINTS = [
             "https://platform.claude.com/docs/en/build-with-claude/prompt-caching",
         ),
         base_url="https://gateway.example",
-        model="",
-        auth=("x-api-key", "bearer"),
-        key_checked=True,
         rejects={"cache_control": EXTRA_INPUTS.format(field="cache_control")},
-        thinking="signed",
-        usage=ANTHROPIC_USAGE,
-        usage_at_start=True,
-        stream_errors=True,
-        error_shape="anthropic",
-        tool_id_prefix="toolu_",
-        is_error_survives=True,
         notes="Claude models behind another cloud: the same replies, without automatic caching.",
     ),
     Endpoint(
@@ -164,7 +159,6 @@ ENDPOINTS = [
         ),
         base_url="http://localhost:8080",
         model="local-model",
-        auth=("x-api-key", "bearer"),
         key_checked=False,
         thinking="empty signature",
         error_shape="openai",
@@ -209,7 +203,6 @@ ENDPOINTS = [
         ),
         base_url="http://localhost:8000",
         model="Qwen/Qwen3-Coder-30B-A3B-Instruct",
-        auth=("x-api-key", "bearer"),
         key_checked=False,
         ignores=("thinking", "cache_control", "tool_result.is_error"),
         thinking="random signature",
@@ -226,7 +219,8 @@ ENDPOINTS = [
             "it; the row plays zeros there. A key is checked only with --api-key."
         ),
     ),
-    Endpoint(
+    replace(
+        ANTHROPIC,
         name="litellm",
         title="LiteLLM proxy, native anthropic/ route",
         sources=(
@@ -236,15 +230,6 @@ ENDPOINTS = [
         ),
         base_url="http://localhost:4000",
         model="claude-sonnet-5-5",
-        auth=("x-api-key", "bearer"),
-        key_checked=True,
-        thinking="signed",
-        stream_errors=True,
-        error_shape="anthropic",
-        usage=ANTHROPIC_USAGE,
-        usage_at_start=True,
-        tool_id_prefix="toolu_",
-        is_error_survives=True,
         notes=(
             "The key is LITELLM_MASTER_KEY. The request reaches the server as it was sent: "
             "thinking with its display, the top-level cache_control; signatures and cache "
@@ -312,9 +297,8 @@ ENDPOINTS = [
         sources=("https://api-docs.deepseek.com/guides/anthropic_api",),
         base_url="https://api.deepseek.com/anthropic",
         model="deepseek-v4-pro",
-        auth=("x-api-key", "bearer"),
         key_checked=True,
-        ignores=("cache_control", "thinking.budget_tokens", "tool_result.is_error"),
+        ignores=("thinking.budget_tokens", "tool_result.is_error"),
         is_error_survives=False,
         notes=(
             "claude-opus* ids are served by deepseek-v4-pro, other claude* ids by "
@@ -330,8 +314,6 @@ ENDPOINTS = [
         ),
         base_url="https://api.moonshot.ai/anthropic",
         model="kimi-k2.5",
-        auth=("x-api-key", "bearer"),
-        key_checked=True,
         notes="Its docs list no limits of the Anthropic-compatible layer.",
     ),
     Endpoint(
@@ -343,8 +325,6 @@ ENDPOINTS = [
         ),
         base_url="https://api.z.ai/api/anthropic",
         model="glm-4.7",
-        auth=("x-api-key", "bearer"),
-        key_checked=True,
         notes="No page of the vendor's own was found; only its base URL is known.",
     ),
     Endpoint(

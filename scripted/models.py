@@ -28,6 +28,9 @@ from dataclasses import dataclass, replace
 OVERVIEW = "https://platform.claude.com/docs/en/about-claude/models/overview"
 CACHING = "https://platform.claude.com/docs/en/build-with-claude/prompt-caching"
 UNKNOWN_CACHE_MINIMUM = 512
+# The fields that are a model's rules rather than its size: for a model whose pages give only its
+# size, all of them are unknown.
+RULES = ("thinking_types", "default_display", "notes_in_thinking", "prefill", "forced_tool_choice")
 
 
 @dataclass(frozen=True)
@@ -67,68 +70,30 @@ SONNET_5_5 = Model(
 # Its page lists the same breaking changes as Sonnet 5.5's (thinking cannot be turned off,
 # forced tool use is an error, the text between tool calls comes back in thinking blocks,
 # empty under the default display); it says nothing of between_tools or of prefill.
-OPUS_5_5 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
+OPUS_5_5 = replace(
+    SONNET_5_5,
     cache_minimum=UNKNOWN_CACHE_MINIMUM,
-    thinking_by_default=True,
     thinking_types=("adaptive",),
-    default_display="omitted",
-    notes_in_thinking=True,
     prefill=True,
-    forced_tool_choice=False,
     sources=("https://platform.claude.com/docs/en/models/opus-5-5/overview",),
     unknown=("cache_minimum", "prefill"),
 )
-HAIKU_5_5 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
-    cache_minimum=UNKNOWN_CACHE_MINIMUM,
-    thinking_by_default=True,
-    thinking_types=("adaptive", "disabled"),
-    default_display="summarized",
-    notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=True,
-    sources=(OVERVIEW, "https://platform.claude.com/docs/en/models/opus-5/overview"),
-    unknown=(
-        "cache_minimum",
-        "thinking_types",
-        "default_display",
-        "notes_in_thinking",
-        "prefill",
-        "forced_tool_choice",
-    ),
-)
 # Fable 5.1 shares Opus 5.5's first three breaking changes (thinking cannot be turned off,
 # forced tool use is an error, thinking blocks are tied to the model and the conversation).
-FABLE_5_1 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
-    cache_minimum=UNKNOWN_CACHE_MINIMUM,
-    thinking_by_default=True,
-    thinking_types=("adaptive",),
+FABLE_5_1 = replace(
+    OPUS_5_5,
     default_display="summarized",
     notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=False,
     sources=(
         "https://platform.claude.com/docs/en/models/fable-5-1/overview",
         "https://platform.claude.com/docs/en/models/opus-5-5/overview",
     ),
     unknown=("status", "cache_minimum", "default_display", "notes_in_thinking", "prefill"),
 )
-# Fable 5.2 and Mythos 5.2 are one model with different safeguards (the Bedrock model card).
-FABLE_5_2 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
-    cache_minimum=UNKNOWN_CACHE_MINIMUM,
-    thinking_by_default=True,
-    thinking_types=("adaptive",),
-    default_display="summarized",
-    notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=False,
+# Fable 5.2 and Mythos 5.2 are one model with different safeguards (the Bedrock model card);
+# their pages give no rule that differs from Fable 5.1's.
+FABLE_5_2 = replace(
+    FABLE_5_1,
     sources=(
         "https://platform.claude.com/docs/en/models/fable-5-2/migration-guide",
         "https://docs.aws.amazon.com/bedrock/latest/userguide/"
@@ -145,17 +110,7 @@ FABLE_5_2 = Model(
 # No page of Mythos 5.1 was found; it is played as Fable 5.1, as Mythos 5.2 is Fable 5.2.
 MYTHOS_5_1 = replace(
     FABLE_5_1,
-    unknown=(
-        "status",
-        "context_window",
-        "max_output",
-        "cache_minimum",
-        "thinking_types",
-        "default_display",
-        "notes_in_thinking",
-        "prefill",
-        "forced_tool_choice",
-    ),
+    unknown=("status", "context_window", "max_output", "cache_minimum", *RULES),
 )
 
 # -- the 5 generation (legacy): thinking on by default --
@@ -173,33 +128,27 @@ SONNET_5 = Model(
     status="legacy",
     sources=(OVERVIEW, CACHING),
 )
-# Opus 5: thinking on by default, and it can be turned off only at effort high or lower.
-OPUS_5 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
+# Haiku 5.5: its pages give its size and adaptive thinking (effort medium by default); for the
+# rest of its rules it is played as Sonnet 5.
+HAIKU_5_5 = replace(
+    SONNET_5,
+    cache_minimum=UNKNOWN_CACHE_MINIMUM,
+    status="current",
+    sources=(OVERVIEW, "https://platform.claude.com/docs/en/models/opus-5/overview"),
+    unknown=("cache_minimum", *RULES),
+)
+# Opus 5: as Sonnet 5, with the smaller cache minimum. Thinking is on by default, and it can be
+# turned off only at effort high or lower.
+OPUS_5 = replace(
+    SONNET_5,
     cache_minimum=512,
-    thinking_by_default=True,
-    thinking_types=("adaptive", "disabled"),
-    default_display="summarized",
-    notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=True,
-    status="legacy",
     sources=("https://platform.claude.com/docs/en/models/opus-5/overview", CACHING),
     unknown=("forced_tool_choice",),
 )
 # Fable 5 and Mythos 5 share their specifications; adaptive thinking is always on.
-FABLE_5 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
-    cache_minimum=512,
-    thinking_by_default=True,
+FABLE_5 = replace(
+    OPUS_5,
     thinking_types=("adaptive",),
-    default_display="summarized",
-    notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=True,
-    status="legacy",
     sources=(
         "https://platform.claude.com/docs/en/models/fable-5/overview",
         "https://platform.claude.com/docs/en/models/fable-5/"
@@ -211,19 +160,6 @@ FABLE_5 = Model(
 
 # -- the 4.x generation (legacy): thinking off unless asked for --
 
-OPUS_4_8 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
-    cache_minimum=1_024,
-    thinking_by_default=False,
-    thinking_types=("adaptive", "disabled"),
-    default_display="summarized",
-    notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=True,
-    status="legacy",
-    sources=("https://platform.claude.com/docs/en/models/opus-4-8/overview", CACHING),
-)
 # Opus 4.7 takes adaptive thinking only: `enabled` with budget_tokens is a 400.
 OPUS_4_7 = Model(
     context_window=1_000_000,
@@ -245,30 +181,23 @@ OPUS_4_7 = Model(
     ),
     unknown=("status",),  # the Opus pages before and after it say legacy; no page of its own
 )
-OPUS_4_6 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
-    cache_minimum=4_096,
-    thinking_by_default=False,
-    thinking_types=("adaptive", "enabled", "disabled"),
-    default_display="summarized",
-    notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=True,
-    status="legacy",
-    sources=("https://platform.claude.com/docs/en/models/opus-4-6/overview", CACHING),
-)
-SONNET_4_6 = Model(
-    context_window=1_000_000,
-    max_output=128_000,
+OPUS_4_8 = replace(
+    OPUS_4_7,
     cache_minimum=1_024,
-    thinking_by_default=False,
+    sources=("https://platform.claude.com/docs/en/models/opus-4-8/overview", CACHING),
+    unknown=(),
+)
+# Opus 4.6 and Sonnet 4.6 also take `enabled` thinking with a budget.
+OPUS_4_6 = replace(
+    OPUS_4_7,
+    cache_minimum=4_096,
     thinking_types=("adaptive", "enabled", "disabled"),
-    default_display="summarized",
-    notes_in_thinking=False,
-    prefill=True,
-    forced_tool_choice=True,
-    status="legacy",
+    sources=("https://platform.claude.com/docs/en/models/opus-4-6/overview", CACHING),
+    unknown=(),
+)
+SONNET_4_6 = replace(
+    OPUS_4_6,
+    cache_minimum=1_024,
     sources=("https://platform.claude.com/docs/en/models/sonnet-4-6/overview", CACHING),
 )
 HAIKU_4_5 = Model(

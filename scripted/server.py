@@ -74,7 +74,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -535,19 +535,14 @@ def openai_error_body(status: int, message: str) -> dict:
 
 
 def endpoint_model(endpoint: Endpoint) -> Model:
-    """A model that is not Claude, served by an endpoint of other models: no rule of the model
-    table applies. Its limits are the row's; where no source gives one, the largest of current
-    Claude models, so that nothing is refused that the row does not say is refused."""
-    return Model(
+    """A model that is not Claude, served by an endpoint of other models. It is played with the
+    rules of a Claude model that takes every thinking type, prefill and a forced tool choice
+    (Sonnet 4.6's), so that no rule of Claude's refuses what the row does not say it refuses.
+    Its limits are the row's; where no source gives one, the largest of current Claude models."""
+    return replace(
+        MODELS["claude-sonnet-4-6"],
         context_window=endpoint.context_window or 1_000_000,
         max_output=endpoint.max_output or 128_000,
-        cache_minimum=1_024,
-        thinking_by_default=False,
-        thinking_types=("adaptive", "enabled", "disabled"),
-        default_display="summarized",
-        notes_in_thinking=False,
-        prefill=True,
-        forced_tool_choice=True,
     )
 
 
@@ -674,7 +669,7 @@ class ScriptedAPI:
         server: the key in the variable its header wants, and its model id."""
         endpoint, env = BY_NAME[name], self.client_env(key)
         env["ANTHROPIC_AUTH_TOKEN"] = ""
-        if "x-api-key" not in endpoint.auth:  # the SDK sends ANTHROPIC_AUTH_TOKEN as Bearer
+        if endpoint.auth == ("bearer",):  # the SDK sends ANTHROPIC_AUTH_TOKEN as Bearer
             env.update({"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": key})
         if endpoint.model:
             env["MODEL_ID"] = endpoint.model
@@ -768,9 +763,10 @@ class ScriptedAPI:
         if not sent and endpoint.key_checked is not False:
             self.violations.append("x-api-key header is required")
             return error_reply({"status": 401, "message": "x-api-key header is required"}), record
-        if sent and not sent & set(endpoint.auth):
+        wrong_header = endpoint.auth is not None and sent and not sent & set(endpoint.auth)
+        if endpoint.key_checked is not False and wrong_header:
             wanted = " or ".join(endpoint.auth)
-            self.refused.append(f"{endpoint.name} takes its key in {wanted}, not in {sent}")
+            self.refused.append(f"{endpoint.name} takes its key in {wanted}, not in {sent.pop()}")
             return error_reply({"status": 401, "message": f"send the key in {wanted}"}), record
         errors = [] if "anthropic-version" in headers else ["anthropic-version: header is required"]
         errors += (

@@ -26,6 +26,7 @@ import pytest
 
 from scripted import ROOT
 from scripted.chat_completions import ScriptedChatCompletions
+from scripted.server import loopback_env
 from tests.test_endpoints import NOT_YET, TASK
 
 MASTER_KEY = "sk-scripted-master"
@@ -115,12 +116,12 @@ def litellm_proxy(_scripted_server, chat_backend, tmp_path_factory) -> Iterator[
     folder = tmp_path_factory.mktemp("litellm")
     config, log = folder / "config.yaml", folder / "proxy.log"
     config.write_text(
-        CONFIG.format(native=_scripted_server.start(), chat=chat_backend.start(), key=MASTER_KEY)
+        CONFIG.format(native=_scripted_server.start(), chat=chat_backend.url, key=MASTER_KEY)
     )
     port = free_port()
     env = {
         **os.environ,
-        **chat_backend.env(),  # NO_PROXY for loopback, as for the SDK
+        **loopback_env(chat_backend.url),  # NO_PROXY for loopback, as for the SDK
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # its price list from the package, not the web
     }
     command = [python, "-m", "litellm.proxy.proxy_cli", "--config", str(config)]
