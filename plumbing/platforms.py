@@ -42,7 +42,7 @@ class Platform:
     # starting and ending a command
     new_session: bool  # POSIX start_new_session: the terminal's Ctrl-C does not reach it
     new_process_group: int  # Windows CREATE_NEW_PROCESS_GROUP: the console's Ctrl-C does not
-    subreaper: bool  # Linux prctl(PR_SET_CHILD_SUBREAPER): orphans come back to the agent
+    subreaper: bool  # Linux prctl: orphans come back to the agent; its memory is kept from them
     # the bash tool
     shell: Shell
     output_encoding: str  # what a command's output that is not UTF-8 is read as
