@@ -511,7 +511,10 @@ def read_skill(skill_md: Path) -> Skill:
 
 
 def catalogue(skills: dict[str, Skill]) -> str:
-    """Level 1: one line per skill, name and description, for the system prompt."""
+    """Level 1: one line per skill, name and description, for the system prompt; no skills, no
+    text, so the system prompt is v3's."""
+    if not skills:
+        return ""
     entries = [f"- {name}: {' '.join(skills[name].description.split())}" for name in sorted(skills)]
     return SKILLS_PROMPT + "<available_skills>\n" + "\n".join(entries) + "\n</available_skills>"
 
@@ -527,13 +530,12 @@ def skill_tool(names: list[str]) -> dict:
 
 
 def install_skills(skills: dict[str, Skill]) -> None:
-    """Once, at start-up: the catalogue joins the system prompt and the Skill tool joins the tools.
-    Loading a skill later changes neither, so every request shares the same cached prefix."""
-    global SYSTEM
+    """Once, at start-up: the skills join SKILLS, whose catalogue run_turn() adds to the system
+    prompt, and the Skill tool joins the tools. Loading a skill later changes neither, so every
+    request shares the same cached prefix."""
     if not skills:
         return  # no catalogue and no Skill tool: the agent is exactly v3
     SKILLS.update(skills)
-    SYSTEM += catalogue(skills)
     TOOLS.append(skill_tool(sorted(skills)))
 
 
@@ -565,7 +567,7 @@ def run_turn(messages: list, text: str) -> int:
     add_user_message(messages, text)
     CALLS.start_turn()
     try:
-        agent_loop(messages, SYSTEM, TOOLS, SCREEN)
+        agent_loop(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN)  # level 1 of skills
         return 0
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - limits, API errors, Ctrl-C, bugs
         return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; history kept valid

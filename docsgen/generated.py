@@ -12,6 +12,7 @@ repository root:
     --8<-- "hood/en/v1.html"             every model call of that demo run (docsgen/hood.py)
     --8<-- "changes/en/v1-to-v2.html"    the "What changed" card above a diff (docsgen/changes.py)
     --8<-- "charts/en/gistdex.html"      a chart, drawn as SVG (docsgen/charts.py)
+    --8<-- "bench/compaction.txt"        what `python bench/compaction.py` prints
     --8<-- "endpoints/en/table.md"       the endpoint table (docsgen/endpoints.py)
 
 A section of a script starts at a heading comment such as
@@ -260,7 +261,9 @@ def expected_files() -> dict[Path, str]:
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
     figures = benchmarks.result()
-    numbers = page_numbers(figures["hygiene"], transcripts, figures["caching"])
+    numbers = page_numbers(figures["hygiene"], transcripts, figures["caching"],
+                           figures["compaction"])
+    files[GENERATED / "bench" / "compaction.txt"] = figures["compaction_table"]
     for script in VERSIONS.values():
         if (ROOT / script).exists():
             for name, first in section_first_lines(ROOT / script).items():

@@ -8,6 +8,9 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
                                               `bench/context_hygiene.py --json` prints); its
                                               sizes do not depend on the machine
     the caching benchmark                     run the same way (`bench/caching.py --json`)
+    the compaction benchmark                  run the same way (`bench/compaction.py --json`):
+                                              {{ compaction.clearing.billed }}, ..., and its
+                                              printed table, .generated/bench/compaction.txt
     the models the scripted server knows      scripted/models.py: each one's cache minimum, ...
     a setting's default                       `MAX_TOKENS = int(os.environ.get("MAX_TOKENS",
                                               64_000))` gives {{ v1.MAX_TOKENS }}
@@ -158,19 +161,23 @@ def changed_lines(old: str, new: str) -> int:
     return count
 
 
-# The two benchmarks the pages quote, measured in one process: each would import the SDK again.
+# The benchmarks the pages quote, measured in one process: each would import the SDK again.
 BENCHMARKS = """
 import json, sys
 sys.path.insert(0, "bench")
-import caching, context_hygiene
-print(json.dumps({"caching": caching.measure(), "hygiene": context_hygiene.measure()}))
+import caching, compaction, context_hygiene
+compacted = compaction.measure()
+print(json.dumps({"caching": caching.measure(), "hygiene": context_hygiene.measure(),
+                  "compaction": compacted, "compaction_table": compaction.table(compacted)}))
 """
 
 
 def benchmark_figures() -> dict:
     """bench/context_hygiene.py's sizes ("hygiene": the largest main-agent request, inline and
-    delegated) and bench/caching.py's figures ("caching": a v1 session's input tokens, read
-    from the cache and at most), as each prints them with --json."""
+    delegated), bench/caching.py's figures ("caching": a v1 session's input tokens, read
+    from the cache and at most) and bench/compaction.py's ("compaction": one long session
+    played three ways; "compaction_table": the table it prints), as each gives them with
+    --json."""
     done = subprocess.run(
         [sys.executable, "-c", BENCHMARKS],
         cwd=ROOT,
@@ -220,7 +227,43 @@ def caching_numbers(figures: dict) -> dict[str, str]:
     }
 
 
-def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict) -> dict[str, str]:
+def compaction_numbers(figures: dict) -> dict[str, str]:
+    """{{ compaction.<way>.<figure> }} for each way the session was played, and the benchmark's
+    settings ({{ compaction.WINDOW }}, ...)."""
+    numbers = {}
+    for way, result in figures.items():
+        for name, value in result.items():
+            shown = as_shown(value)
+            if isinstance(value, bool):
+                shown = "yes" if value else "no"
+            numbers[f"compaction.{way}.{name}"] = shown
+    bench = ROOT / "bench" / "compaction.py"
+    for name, value in number_constants(bench).items():
+        numbers[f"compaction.{name}"] = as_shown(value)
+    numbers["compaction.saved_share"] = (
+        f"{1 - figures['compaction']['billed'] / figures['clearing']['billed']:.0%}")
+    return numbers
+
+
+def compaction_demo_numbers(transcript: str) -> dict[str, str]:
+    """The v5 demo's compaction, as its transcript shows it: the request that passed COMPACT_AT,
+    what the summary request read from the cache, and the first request after it."""
+    inputs = main_agent_input(transcript)
+    summary = next(number for number, line in enumerate(transcript.splitlines())
+                   if line.startswith("[compacted: "))
+    before = len([line for line in transcript.splitlines()[:summary] if TOKENS.match(line)])
+    reads = CACHE_READ.findall(transcript)
+    return {
+        "v5.demo_over": f"{inputs[before - 2]:,}",  # the round whose request passed COMPACT_AT
+        "v5.demo_summary_input": f"{inputs[before - 1]:,}",
+        "v5.demo_summary_read": reads[before - 1],
+        "v5.demo_after": f"{inputs[before]:,}",
+        "v5.demo_summary_call": str(before),  # its number in "Under the hood"
+    }
+
+
+def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
+                 compaction: dict | None = None) -> dict[str, str]:
     """Every number a page may quote, by name, already written as the page shows it."""
     numbers = {
         "hygiene.inline": f"{hygiene['inline']:,}",
@@ -241,6 +284,8 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict) -> d
     numbers["api.cache_lookback"] = str(constant(scripted / "server.py", "CACHE_LOOKBACK"))
     numbers["api.max_breakpoints"] = str(constant(scripted / "rules.py", "MAX_BREAKPOINTS"))
     numbers.update(caching_numbers(caching))
+    if compaction is not None:
+        numbers.update(compaction_numbers(compaction))
     for version, script in SCRIPTS.items():
         if (ROOT / script).exists():
             for name, value in number_constants(ROOT / script).items():
@@ -264,6 +309,8 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict) -> d
         tool_calls = [line for line in transcript.splitlines() if TOOL_CALL.match(line)]
         numbers[f"{version}.demo_calls"] = str(len(main_agent_input(transcript)))
         numbers[f"{version}.demo_tool_calls"] = str(len(tool_calls))
+    if "v5" in transcripts:
+        numbers.update(compaction_demo_numbers(transcripts["v5"]))
     if "v4" in transcripts:
         numbers["v4.demo_cache_read"] = CACHE_READ.findall(transcripts["v4"])[-1]
     if "v3" in transcripts:

@@ -1,6 +1,6 @@
-"""The plumbing the four lessons lean on: guards, limits and the terminal, written once.
+"""The plumbing the five lessons lean on: guards, limits and the terminal, written once.
 
-A version script (v1_basic.py ... v4_skills.py) is a complete agent that a reader follows top to
+A version script (v1_basic.py ... v5_compaction.py) is a complete agent that a reader follows top to
 bottom; whatever a first reading can skip lives here, one module per concern, and the script
 imports it in one block that reads as its table of contents:
 
@@ -22,7 +22,8 @@ imports it in one block that reads as its table of contents:
     read_only  v3+: the read-only shell's parser
     sandbox    v3+: read-only at the OS level too (bubblewrap, Seatbelt), or parsing only
     status     v3+: one status line per running subagent
-    skills     v4: reading SKILL.md files, and the Agent Skills specification's rules
+    skills     v4+: reading SKILL.md files, and the Agent Skills specification's rules
+    compaction v5: a request's size, the summary request, the fresh history
 
 Nothing here keeps state at module level: limits, the screen, the stop event and the client are
 passed in, so every script (and every test that loads one) gets its own.

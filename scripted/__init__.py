@@ -9,4 +9,5 @@ SCRIPTS = {
     "v2": "v2_planning.py",
     "v3": "v3_subagents.py",
     "v4": "v4_skills.py",
+    "v5": "v5_compaction.py",
 }

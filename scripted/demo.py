@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay:
         return replay_in_folder(args.replay, args.script, args.workdir, args.max_pause)
     if args.version is None:
-        parser.error("say which version to run (v1 ... v4), or --replay FILE")
+        parser.error(f"say which version to run ({', '.join(SCRIPTS)}), or --replay FILE")
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run_demo(args.version, args.workdir.resolve(), args.record, args.endpoint)

@@ -28,6 +28,9 @@ A scenario is plain data, usually a YAML file:
     tracks:                                 # optional scripts for concurrent subagents
       - match: "find the auth code"         # a substring of the request's first user message
         turns: [{text: "It is in auth.py."}]
+      - match: "Write a summary"            # in: last -- a substring of its last user message
+        in: last                            # (a question appended to the whole history)
+        turns: [{text: "We read a.py.", repeat: 3}]
 
 Turn keys: `thinking` (the model's thinking before it writes: a signed thinking
 block, as the request's model and `thinking.display` return it); `text` (on a
@@ -174,10 +177,12 @@ def check_scenario(data: Any, source: str = "scenario") -> dict:
         and isinstance(track.get("match"), str)
         and track["match"]
         and isinstance(track.get("turns"), list)
+        and track.get("in", "first") in ("first", "last")
         for track in tracks
     ):
         raise ValueError(
-            f"{source}: `tracks` must be a list of mappings, each with a `match` and `turns`"
+            f"{source}: `tracks` must be a list of mappings, each with a `match` and `turns` "
+            "(and `in`: first or last)"
         )
     rejects = data.get("rejects", [])
     if not isinstance(rejects, list) or set(rejects) - REJECTABLE:
@@ -691,6 +696,7 @@ class ScriptedAPI:
         tracks = [{"match": None, "turns": scenario["turns"]}, *scenario.get("tracks", [])]
         with self._lock:
             self.scenario = scenario
+            self._matched_last = {track["match"] for track in tracks if track.get("in") == "last"}
             self._tracks = [
                 (
                     track["match"],
@@ -921,11 +927,13 @@ class ScriptedAPI:
         )
 
     def _track_for(self, body: dict) -> tuple[str, deque]:
-        """The first track whose `match` is in the first user message and has turns left, else the
-        default."""
+        """The first track whose `match` is in the first user message (or, with `in: last`, the
+        last) and has turns left, else the default."""
         first_text = plain_text(body["messages"][0]["content"])
+        last_text = plain_text(body["messages"][-1]["content"])
         for match, turns in self._tracks[1:]:
-            if match in first_text and turns:
+            text = last_text if match in self._matched_last else first_text
+            if match in text and turns:
                 return match, turns
         return "default", self._tracks[0][1]
 

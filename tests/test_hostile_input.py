@@ -99,8 +99,9 @@ def test_a_long_description_is_cut_to_the_spec_limit_in_the_catalogue(agent, tmp
     description = "d" * agent.DESCRIPTION_LIMIT + "TAIL"
     write_skill(skills, "my-skill", skill_md(description=description))
     agent.install_skills(agent.load_skills([skills]))
-    assert f"- my-skill: {'d' * agent.DESCRIPTION_LIMIT}\n" in agent.SYSTEM
-    assert "TAIL" not in agent.SYSTEM
+    catalogue = agent.catalogue(agent.SKILLS)
+    assert f"- my-skill: {'d' * agent.DESCRIPTION_LIMIT}\n" in catalogue
+    assert "TAIL" not in catalogue
 
 
 @pytest.mark.parametrize("version", versions_from("v4"))

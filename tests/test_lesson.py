@@ -1,4 +1,4 @@
-"""The four scripts read as lessons: the lesson first, the plumbing fenced at the end, one idea a
+"""The five scripts read as lessons: the lesson first, the plumbing fenced at the end, one idea a
 line.
 
 The measures (issue 11): where `def agent_loop` starts in v1; how many lines of code stand above the
@@ -12,6 +12,7 @@ import io
 import itertools
 import re
 import tokenize
+from pathlib import Path
 
 import pytest
 
@@ -20,9 +21,10 @@ from tests.agents import ROOT, SCRIPTS, VERSIONS
 
 AGENT_LOOP_BY_LINE = 120  # v1: `def agent_loop` starts within the first 120 lines
 V1_LESSON_BUDGET = 150  # v1: code lines of the lesson (all but the plumbing import block)
-FILE_LINE_BUDGETS = {"v1": 260, "v4": 700}  # lines in all, blank lines and docstrings included
-ALL_SCRIPTS_LINE_BUDGET = 2000  # the four scripts together
-STEP_BUDGETS = {"v2": 70, "v3": 110, "v4": 110}  # lesson code lines each version adds
+# lines in all, blank lines and docstrings included
+FILE_LINE_BUDGETS = {"v1": 260, "v4": 700, "v5": 720}
+ALL_SCRIPTS_LINE_BUDGET = 2400  # the five scripts together
+STEP_BUDGETS = {"v2": 70, "v3": 110, "v4": 110, "v5": 70}  # lesson code lines each version adds
 LINE_LENGTH = 100
 
 
@@ -183,7 +185,8 @@ def test_no_script_imports_another_version_and_each_imports_the_plumbing_in_one_
         imported = [node.module for node in tree.body if isinstance(node, ast.ImportFrom)]
         imported += [alias.name for node in tree.body if isinstance(node, ast.Import)
                      for alias in node.names]
-        assert not [name for name in imported if name and name.startswith(("v1_", "v2_", "v3_"))]
+        versions = tuple(f"{Path(script).stem.split('_')[0]}_" for script in SCRIPTS.values())
+        assert not [name for name in imported if name and name.startswith(versions)]
         plumbing_lines = sorted(plumbing_import_lines(source_of(version)))
         first, last = plumbing_lines[0], plumbing_lines[-1]
         block = source_of(version).splitlines()[first - 1:last]

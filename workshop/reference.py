@@ -36,6 +36,7 @@ EXERCISES = {  # exercise folder: the version script it extends
     "04-review-agent": "v3_subagents.py",
     "05-report-modes": "v3_subagents.py",
     "06-your-own-skill": "v4_skills.py",
+    "07-what-survives": "v5_compaction.py",
 }
 HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 MARKER = ".workshop-reference"  # in each folder main() writes: it may empty that folder next time

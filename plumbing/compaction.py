@@ -1,0 +1,79 @@
+"""v5: compaction's guards: a request's size, the summary request, and the fresh history.
+
+    the history as it stands + one question   --> the summary request (the same prefix: cached)
+    the summary + what must survive            --> a fresh history of one user message
+
+The fresh history keeps no block of the old one, so no tool_use can lose its tool_result and no
+thinking block is sent back changed: each old turn goes whole, its signed thinking with it, as the
+thinking docs allow (https://platform.claude.com/docs/en/build-with-claude/thinking). The old
+history is replaced only once the summary is there: a summary request that fails or is
+interrupted leaves it exactly as it was.
+"""
+
+import anthropic
+
+from plumbing.replies import add_user_message, copy_history, reply_text
+from plumbing.setup import bounded, explain_api_error
+
+SUMMARY_TAG = "summary"  # the fresh history's first block: <summary>...</summary>
+
+
+class CompactionFailed(Exception):
+    """The summary request gave no summary; the history is kept as it was."""
+
+
+def prompt_size(usage) -> int:
+    """All the input a request sent, as its `usage` counts it: what it read from the cache, what
+    it wrote to the cache, and the rest. `input_tokens` alone is only the rest.
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching"""
+    return (usage.input_tokens + (usage.cache_read_input_tokens or 0)
+            + (usage.cache_creation_input_tokens or 0))
+
+
+def with_question(messages: list, question: str) -> list:
+    """A copy of the history with one question after its last message. Everything before the
+    question is the prefix the last request sent, so the summary request reads it from the
+    cache instead of paying for it again. The history itself is not touched."""
+    request = copy_history(messages)
+    add_user_message(request, question)
+    return request
+
+
+def summary_of(response: anthropic.types.Message) -> str:
+    """The summary the reply wrote. A reply that asks for a tool instead, stops early or has no
+    text is no summary."""
+    summary = reply_text(response).strip()
+    if response.stop_reason != "end_turn" or not summary:
+        raise CompactionFailed(f"the model wrote no summary (stop_reason {response.stop_reason})")
+    return summary
+
+
+def fresh_history(summary: str, survivors: str) -> list:
+    """The history to go on from: one user message, the summary first, then what must survive
+    it word for word (the user's latest request among them). A conversation must end on a user
+    message for the model to answer it, and this one does."""
+    blocks = [{"type": "text", "text": f"<{SUMMARY_TAG}>\n{summary}\n</{SUMMARY_TAG}>"}]
+    if survivors.strip():
+        blocks.append({"type": "text", "text": survivors})
+    return [{"role": "user", "content": blocks}]
+
+
+def note_once(names: list, name: str) -> None:
+    """Add a name to a list the first time it comes: the list keeps the order of first use."""
+    if name not in names:
+        names.append(name)
+
+
+def compaction_note(size_before: int, summary_response: anthropic.types.Message) -> str:
+    """What the user reads once the history is replaced: how much went in, how much came out."""
+    summary_tokens = summary_response.usage.output_tokens
+    return (f"compacted: {size_before:,} tokens of history went in, a summary of "
+            f"{summary_tokens:,} tokens came out; the conversation goes on from it")
+
+
+def failure_note(exc: Exception) -> str:
+    """One line for a summary request that failed: why, and that nothing was lost."""
+    why = str(exc)
+    if isinstance(exc, anthropic.APIError):
+        why = explain_api_error(exc)
+    return f"compaction failed: {bounded(why)}; the history is kept as it was"
