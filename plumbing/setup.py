@@ -212,9 +212,7 @@ def users_new_text(messages: list, before: list) -> str | None:
 
 def bounded(error: str) -> str:
     """An error as one line of the screen: at most ALERT_LIMIT characters, and how many it had."""
-    if len(error) <= ALERT_LIMIT:
-        return error
-    return f"{cut_short(error, ALERT_LIMIT)} [{len(error):,} characters in all]"
+    return cut_short(error, ALERT_LIMIT, f"… [{len(error):,} characters in all]")
 
 
 def in_effect(model: str, max_tokens: int, client: anthropic.Anthropic) -> str:
