@@ -116,6 +116,12 @@ def compared_header(language: str, version: str) -> list[str]:
     return [ASPECT[language], before, version]
 
 
+def table_start(html: str, header: list[str]) -> int:
+    """Where the table with these header cells is."""
+    cells = "".join(rf"<th[^>]*>{re.escape(cell)}</th>\s*" for cell in header)
+    return re.search(cells, html).start()
+
+
 def cell_text(cell: str) -> str:
     return unescape(re.sub(r"<[^>]+>", "", cell)).strip()
 
@@ -183,16 +189,13 @@ def test_a_chapters_parts_come_in_the_same_order(built_site, page, language):
     end of the code, before the key concepts (v1 has no diff)."""
     version = page[:2]
     html = article(built_site, language, page)
-    header = "".join(rf"<th[^>]*>{re.escape(cell)}</th>\s*" for cell in KEY_CONCEPTS[language])
-    compared = compared_header(language, version)
     parts = {"the demo": demo_start(html, version)}
     if version != "v1":
         before = f"v{int(version[1]) - 1}"
         walkthrough = re.escape(f"{SCRIPTS[before]} → {SCRIPTS[version]}")
         parts["the diff walkthrough"] = re.search(rf"<summary>[^<]*{walkthrough}", html).start()
-    parts["the key concepts"] = re.search(header, html).start()
-    parts["the comparison"] = re.search(
-        "".join(rf"<th[^>]*>{re.escape(cell)}</th>\s*" for cell in compared), html).start()
+    parts["the key concepts"] = table_start(html, KEY_CONCEPTS[language])
+    parts["the comparison"] = table_start(html, compared_header(language, version))
     parts["the pattern"] = re.search(rf"<h2[^>]*>{PATTERN[language]}", html).start()
     parts["the Claude Code box"] = html.index(CLAUDE_CODE_BOX[language])
     assert sorted(parts, key=parts.get) == list(parts)
