@@ -4,7 +4,8 @@ The parser (plumbing/read_only.py) decides what may run; the sandbox makes a com
 through unable to write or reach the network. bubblewrap (Linux) also hides the API key and
 everything outside the work directory; Seatbelt (macOS, `sandbox-exec`) denies writes outside a
 private temp folder. Windows has no sandbox a program can start: there the parser alone decides,
-and the command runs through the same shell as the bash tool. In every mode: a cleared
+and the command runs through the same shell as the bash tool, each program the POSIX tool (Git
+for Windows'), never Windows' own of the same name. In every mode: a cleared
 environment, git without the settings that run programs (its filter and diff drivers included),
 and a memory limit where the OS can set one. With parsing only, nothing under /proc may be named.
 """

@@ -524,13 +524,14 @@ def test_on_windows_both_shells_name_the_same_programs(a_txt, drive, monkeypatch
 
 @pytest.mark.parametrize("platform", [linux(), macos()], ids=["linux", "macos"])
 def test_on_linux_and_macos_the_shell_finds_each_program_on_the_path_as_before(
-        a_txt, monkeypatch, platform):
+        a_txt, tmp_path_factory, monkeypatch, platform):
     """No lookup of ours, and no Git folders: the PATH without the work folder's."""
-    with_path(monkeypatch, "/opt/tools", "/usr/bin")
-    line = as_command_line([["sort", "a.txt"], ["grep", "x"]], "/tmp/private", [], "", platform)
+    tools, system = tmp_path_factory.mktemp("tools"), tmp_path_factory.mktemp("system")
+    with_path(monkeypatch, tools, a_txt, system)
+    line = as_command_line([["sort", "a.txt"], ["grep", "x"]], str(a_txt), [], "", platform)
     assert line == f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; sort a.txt | grep x"
-    path = launcher_environment("/tmp/private", platform)["PATH"]
-    assert path == f"/opt/tools{os.pathsep}/usr/bin"
+    path = launcher_environment(str(a_txt), platform)["PATH"]
+    assert path.split(os.pathsep) == [str(tools), str(system)]
 
 
 @pytest.mark.skipif(sys.platform != "win32", reason="needs Windows (the GitHub workflow's)")
