@@ -216,18 +216,23 @@ def bounded(error: str) -> str:
 
 
 def in_effect(model: str, max_tokens: int, client: anthropic.Anthropic) -> str:
-    """--help's last line: the model and MAX_TOKENS, the endpoint's host, and the header that
-    carries the key, as the SDK will send it (never the key itself)."""
-    host = client.base_url.netloc.decode()
-    return (f"In effect: MODEL_ID={model}, MAX_TOKENS={max_tokens}, endpoint {host}, "
+    """--help's last line: the model and MAX_TOKENS, the endpoint (its host, and the path the
+    requests go under), and the header that carries the key, as the SDK will send it (never the
+    key itself)."""
+    endpoint = client.base_url.netloc.decode() + client.base_url.path.rstrip("/")
+    return (f"In effect: MODEL_ID={model}, MAX_TOKENS={max_tokens}, endpoint {endpoint}, "
             f"{key_header(client)}.")
 
 
 def key_header(client: anthropic.Anthropic) -> str:
-    """Which variable the key comes from, and the header the SDK puts it in. The SDK takes
-    ANTHROPIC_API_KEY when it is not empty, else ANTHROPIC_AUTH_TOKEN (as Bearer)."""
+    """Which variable the key comes from, and the header the SDK puts it in, read from the SDK
+    itself: 2.14 sends either variable as `Authorization: Bearer` (its _client.py), and takes
+    ANTHROPIC_API_KEY when it is not empty, else ANTHROPIC_AUTH_TOKEN."""
+    ignored = ""
     if client.api_key:
         source = "ANTHROPIC_API_KEY"
+        if os.environ.get("ANTHROPIC_AUTH_TOKEN"):  # the SDK warns on stderr; say it here too
+            ignored = " (ANTHROPIC_AUTH_TOKEN is set too, and not sent)"
     elif client.auth_token:
         source = "ANTHROPIC_AUTH_TOKEN"
     else:
@@ -237,7 +242,7 @@ def key_header(client: anthropic.Anthropic) -> str:
         if name.lower() == "authorization":
             name = f"{name}: {value.split()[0]}"  # the scheme, "Bearer"; not the key
         headers.append(name)
-    return f"the key from {source} sent as {' and '.join(headers)}"
+    return f"the key from {source} sent as {' and '.join(headers)}{ignored}"
 
 
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:

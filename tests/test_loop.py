@@ -4,6 +4,7 @@ Every version has this loop, so every test runs against every version script. Th
 checks each request against the API's rules; a test fails on any violation even if it asserts
 nothing."""
 
+import re
 import sys
 from pathlib import Path
 from typing import get_args
@@ -548,6 +549,29 @@ def test_usage_that_only_the_end_of_the_stream_carries_is_shown(
     assert agent.run_turn([], "hi") == 0
     shown = capsys.readouterr().out  # message_start said 0 input tokens; message_delta, more
     assert "tokens: in " in shown and "tokens: in 0," not in shown
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "model", "cache_figures"),
+    [
+        # below the model's cache minimum (4,096 tokens) nothing is cached, and Claude says 0
+        ("anthropic", "claude-opus-4-6", ", cache write 0, cache read 0"),
+        ("ollama", "", ""),  # its usage has input and output only: no cache figures at all
+        ("vllm", "", ""),  # ... and those only at the end of the stream
+    ],
+)
+@once("v1")
+def test_the_cache_figures_are_shown_only_where_the_endpoint_counts_them(
+    scripted_api, make_agent, capsys, endpoint, model, cache_figures
+):
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "Hi."}]})
+    env = scripted_api.endpoint_env(endpoint)
+    if model:
+        env["MODEL_ID"] = model
+    agent = make_agent(**env)
+    assert agent.run_turn([], "hi") == 0
+    shown = capsys.readouterr().out
+    assert re.search(rf"\[tokens: in [1-9][\d,]*, out [1-9][\d,]*{cache_figures}\]", shown), shown
 
 
 @once("v1")
