@@ -166,15 +166,20 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
 def prompt_too_long(exc: BaseException) -> bool:
     """The endpoint's 400 for a prompt longer than the context window: the Messages API's
     "prompt is too long: ..." (https://platform.claude.com/docs/en/build-with-claude/context-windows),
-    llama.cpp's exceed_context_size_error, OpenAI-shaped "maximum context length"."""
+    llama.cpp's exceed_context_size_error, OpenAI-shaped "maximum context length"; or the same
+    words in an `event: error` of a 200 stream."""
     if not isinstance(exc, anthropic.APIStatusError):
         return False
     error = read_api_error(exc)
-    if error.status not in REFUSAL_STATUSES or refused_max_tokens(exc):
+    if error.status not in [*REFUSAL_STATUSES, STREAM_ERROR] or refused_max_tokens(exc):
         return False  # max_tokens too large for the window: MAX_TOKENS is what to change
     return bool(CONTEXT_FULL.search(f"{error.type} {error.message}"))
 
 
+# The status the SDK gives an `event: error` inside a stream that began with HTTP 200. Amazon
+# Bedrock's Mantle sends an overflow so, as OpenAI's context_length_exceeded in a streamed error
+# event, as LiteLLM's source notes (litellm 1.108.7: litellm_core_utils/exception_mapping_utils.py).
+STREAM_ERROR = 200
 CONTEXT_FULL = re.compile(r"prompt is too long|context[ _](size|length|window)", re.IGNORECASE)
 
 
@@ -211,8 +216,10 @@ def users_new_text(messages: list, before: list) -> str | None:
 
 
 def bounded(error: str) -> str:
-    """An error as one line of the screen: at most ALERT_LIMIT characters, and how many it had."""
-    return cut_short(error, ALERT_LIMIT, f"… [{len(error):,} characters in all]")
+    """An error as one line of the screen: its lines joined (LiteLLM's run over six), at most
+    ALERT_LIMIT characters, and how many it had."""
+    line = " ".join(error.split())
+    return cut_short(line, ALERT_LIMIT, f"… [{len(line):,} characters in all]")
 
 
 def in_effect(model: str, max_tokens: int, client: anthropic.Anthropic) -> str:
