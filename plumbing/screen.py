@@ -90,6 +90,17 @@ def result_line(output: str, is_error: bool, width: int, tty: bool) -> tuple[str
     return f"  {first}{more}", style
 
 
+def usage_line(usage: anthropic.types.Usage) -> str:
+    """The tokens of one model call; "in" is what neither the cache read nor the cache wrote.
+    The cache figures only where the endpoint counts them: Claude with nothing cached says 0,
+    Ollama or llama.cpp send no such field (None), and a 0 there would claim a cache miss."""
+    line = f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}"
+    written, read = usage.cache_creation_input_tokens, usage.cache_read_input_tokens
+    if written is None and read is None:
+        return line
+    return f"{line}, cache write {written or 0:,}, cache read {read or 0:,}"
+
+
 class LoopScreen(Protocol):
     """What the agent loop shows, one method per event: the main agent's Screen meets it, and so
     do a subagent's Status (its status line) and the screen threads share (status.py)."""
@@ -169,10 +180,7 @@ class Screen:
                 self.print_stable_reply_lines(final=True)
         elif any(block.type == "text" for block in response.content):
             self.write("\n")
-        usage = response.usage  # "in" is what neither the cache read nor the cache wrote
-        self.note(f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
-                  f"cache write {usage.cache_creation_input_tokens or 0:,}, "
-                  f"cache read {usage.cache_read_input_tokens or 0:,}", indent="  ")
+        self.note(usage_line(response.usage), indent="  ")
 
     def tool_call(self, name: str, tool_input: dict) -> None:
         self.end_thinking()
