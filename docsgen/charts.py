@@ -50,8 +50,8 @@ LABELS = {
         "gistdex_title": "gistdex_agent_query: one response against the limit, and the three modes",
         "gistdex_desc": (
             "One query with {results} results returned {response_tokens:,} tokens; Claude Code "
-            "accepts at most {limit_tokens:,} from one tool response. The authors' targets: "
-            "summary (the default) at most {summary_tokens:,}, detailed at most "
+            "accepts at most {limit_tokens:,} from one tool response. The targets the authors' "
+            "note recommends: summary (the default) at most {summary_tokens:,}, detailed at most "
             "{detailed_tokens:,}, full everything, as before."
         ),
         "full": "full: everything, as before",
@@ -78,8 +78,8 @@ LABELS = {
         "gistdex_desc": (
             "検索結果 {results} 件の 1 回の検索が {response_tokens:,} トークンを返しました。"
             "Claude Code が 1 回のツール応答から受け取るのは最大 {limit_tokens:,} トークンです。"
-            "作者の目標は、summary（既定）が最大 {summary_tokens:,}、detailed が最大 "
-            "{detailed_tokens:,}、full はこれまでどおりすべてです。"
+            "作者のメモが勧める目標は、summary（既定）が最大 {summary_tokens:,} トークン、"
+            "detailed が最大 {detailed_tokens:,} トークン、full はこれまでどおりすべてです。"
         ),
         "full": "full: これまでどおりすべて",
         "detailed": "detailed",
@@ -96,7 +96,7 @@ class Bar:
     label: str
     value: int
     text: str  # what is written after the bar, e.g. "4,939 bytes"
-    kind: str = "main"  # the CSS class: main, sub (a subagent's), over (too large), fit
+    kind: str = "main"  # the CSS class: main, sub (a subagent's), over (too large), fit, summary
 
 
 @dataclass

@@ -59,16 +59,24 @@ LABELS = {
             "main agent's request grows from {first:,} to {last:,} bytes; the largest request of "
             "a subagent is {largest:,} bytes."
         ),
+        "summary_compacted": (
+            "{calls} model calls. The request grows from {first:,} to {peak:,} bytes; call "
+            "{summary} asks for a summary of that history, and the next request starts again "
+            "from {after:,} bytes."
+        ),
         "chart_title": "{version}: the size of every request, in order",
         "chart_desc": "One bar per model call; a subagent's calls are in another colour.",
+        "chart_desc_compacted": (
+            "One bar per model call; the summary request, which compacts the history, is in "
+            "another colour."
+        ),
+        "summary_call": "{} (summary)",
         "call": "Call {}",
         "bytes": "{:,} bytes",
         "messages": "messages: {count}, new: {new}",
         "stop": "stop_reason {}",
-        "tokens": (
-            "tokens: in {input_tokens:,}, out {output_tokens:,}, cache write {cache_write:,}, "
-            "cache read {cache_read:,}"
-        ),
+        "tokens": "tokens: in {input_tokens:,}, out {output_tokens:,}",
+        "cache": ", cache write {cache_write:,}, cache read {cache_read:,}",
         "request": "Request",
         "reply": "Reply",
         "error": "HTTP {status}",
@@ -101,16 +109,26 @@ LABELS = {
             "{first:,} バイトから {last:,} バイトに増えます。サブエージェントの最大のリクエストは "
             "{largest:,} バイトです。"
         ),
+        "summary_compacted": (
+            "モデル呼び出しは {calls} 回です。リクエストは {first:,} バイトから {peak:,} バイトに"
+            "増えます。呼び出し {summary} がその履歴の要約を求め、次のリクエストは {after:,} "
+            "バイトからやり直します。"
+        ),
         "chart_title": "{version}: すべてのリクエストの大きさ（送った順）",
         "chart_desc": (
             "モデル呼び出し 1 回につき 1 本の棒。サブエージェントの呼び出しは色を変えています。"
         ),
+        "chart_desc_compacted": (
+            "モデル呼び出し 1 回につき 1 本の棒。履歴をコンパクションする要約のリクエストは色を"
+            "変えています。"
+        ),
+        "summary_call": "{}（要約）",
         "call": "呼び出し {}",
         "bytes": "{:,} バイト",
         "messages": "メッセージ {count} 件（新規 {new} 件）",
         "stop": "stop_reason {}",
-        "tokens": "トークン: 入力 {input_tokens:,}、出力 {output_tokens:,}、キャッシュ書き込み "
-        "{cache_write:,}、キャッシュ読み込み {cache_read:,}",
+        "tokens": "トークン: 入力 {input_tokens:,}、出力 {output_tokens:,}",
+        "cache": "、キャッシュ書き込み {cache_write:,}、キャッシュ読み込み {cache_read:,}",
         "request": "リクエスト",
         "reply": "応答",
         "error": "HTTP {status}",
@@ -239,6 +257,16 @@ def task_calls(call: Call) -> list[dict]:
     ]
 
 
+def summary_requests(main: list[Call]) -> list[Call]:
+    """The main agent's requests that asked for a summary to compact the history (v5): each one
+    right before a request that starts again from a single message, the fresh history."""
+    return [
+        before
+        for before, after in zip(main, main[1:], strict=False)
+        if len(after.body["messages"]) == 1 and len(before.body["messages"]) > 1
+    ]
+
+
 def every_call(main: list[Call]) -> list[Call]:
     """All calls in the order the page shows them: each main call, then its subagents' calls."""
     calls = []
@@ -330,6 +358,16 @@ class Page:
 
     def summary(self, main: list[Call]) -> str:
         calls = every_call(main)
+        compacted = summary_requests(main)
+        if compacted:  # the request does not only grow: say where it drops
+            after = main[main.index(compacted[0]) + 1]
+            return self.text["summary_compacted"].format(
+                calls=len(calls),
+                first=main[0].size,
+                peak=max(call.size for call in main),
+                summary=compacted[0].label,
+                after=after.size,
+            )
         children = [call for call in calls if call.track != MAIN_TRACK]
         subagents = [subagent for call in main for subagent in call.subagents]
         return self.text["summary_subagents" if subagents else "summary"].format(
@@ -343,20 +381,18 @@ class Page:
         )
 
     def chart(self, calls: list[Call]) -> str:
-        rows = [
-            Bar(
-                self.call_name(call),
-                call.size,
-                self.text["bytes"].format(call.size),
-                "main" if call.track == MAIN_TRACK else "sub",
-            )
-            for call in calls
-        ]
+        compacted = summary_requests([call for call in calls if call.track == MAIN_TRACK])
+        rows = []
+        for call in calls:
+            label, kind = self.call_name(call), "main" if call.track == MAIN_TRACK else "sub"
+            if any(call is summary for summary in compacted):
+                label, kind = self.text["summary_call"].format(label), "summary"
+            rows.append(Bar(label, call.size, self.text["bytes"].format(call.size), kind))
         return bar_chart(
             f"hood-{self.version}-chart",
             rows,
             self.text["chart_title"].format(version=self.version),
-            self.text["chart_desc"],
+            self.text["chart_desc_compacted" if compacted else "chart_desc"],
             pair=PAIR[self.language],
         )
 
@@ -477,11 +513,12 @@ class Page:
         message = call.reply["body"]
         usage = message["usage"]
         tokens = self.text["tokens"].format(
-            input_tokens=usage["input_tokens"],
-            output_tokens=usage["output_tokens"],
-            cache_write=usage.get("cache_creation_input_tokens") or 0,
-            cache_read=usage.get("cache_read_input_tokens") or 0,
+            input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"]
         )
+        written = usage.get("cache_creation_input_tokens")
+        read = usage.get("cache_read_input_tokens")
+        if written is not None or read is not None:  # as the screen: only where it is counted
+            tokens += self.text["cache"].format(cache_write=written or 0, cache_read=read or 0)
         return [self.text["stop"].format(message["stop_reason"]), tokens]
 
     def reply(self, call: Call) -> str:

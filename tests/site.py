@@ -120,7 +120,7 @@ def start_in_background(command: list[str], log: Path) -> subprocess.Popen:
         )
 
 
-SITE_READERS = ("test_docs", "test_browser", "test_hood", "test_layout")
+SITE_READERS = ("test_docs", "test_browser", "test_hood", "test_layout", "test_chapters")
 
 
 def reads_the_site(path: Path) -> bool:

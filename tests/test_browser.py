@@ -129,11 +129,23 @@ def search(tab: OfflineTab, query: str) -> list[str]:
     tab.page.keyboard.insert_text(query)  # as an input method hands over a finished word
     tab.page.keyboard.press("End")
     tab.page.wait_for_function(f"() => !({NO_RESULTS_SHOWN})")  # the count of results, or none
+    tab.page.wait_for_function(EVERY_RESULT_SHOWN)  # scrolled down, as a reader does, to the last
     links = tab.page.eval_on_selector_all(
         ".md-search-result__item > a", "(links) => links.map((link) => link.href)"
     )
     return [urlsplit(link).path for link in links]
 
+
+# Material lists the first ten pages found and the next ones as the reader scrolls down to them:
+# scroll until as many are listed as the heading counts (a word on eleven pages missed the last).
+EVERY_RESULT_SHOWN = """() => {
+    const listed = document.querySelectorAll('.md-search-result__item').length;
+    const counted = document.querySelector('.md-search-result__meta').textContent.match(/\\d+/);
+    if (listed >= Number(counted ? counted[0] : 0)) return true;
+    const results = document.querySelector('.md-search__scrollwrap');
+    results.scrollTo(0, results.scrollHeight);
+    return false;
+}"""
 
 # Before a query (and while the index is built) the result list is empty and its heading is the
 # prompt to type; after one, the heading counts the results, or says there are none.

@@ -18,8 +18,8 @@ import anthropic
 import pytest
 
 from docsgen.charts import GISTDEX
-from docsgen.hood import FIRST_CALLS
-from docsgen.numbers import PLACEHOLDER
+from docsgen.hood import FIRST_CALLS, Call, Page
+from docsgen.numbers import PLACEHOLDER, constant
 from scripted import ROOT, SCRIPTS
 from scripted.demo import recording
 from scripted.rules import plain_text
@@ -121,6 +121,33 @@ def test_the_demo_records_each_request_as_the_server_got_it_and_the_reply(script
     assert saved["track"] == MAIN
     assert saved["reply"]["status"] == 200
     assert saved["reply"]["body"]["content"] == [{"type": "text", "text": "hello"}]
+
+
+@pytest.mark.parametrize(
+    ("usage", "en", "ja"),
+    [
+        (  # Claude with nothing cached counts 0
+            {
+                "input_tokens": 1200,
+                "output_tokens": 9,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+            "tokens: in 1,200, out 9, cache write 0, cache read 0",
+            "トークン: 入力 1,200、出力 9、キャッシュ書き込み 0、キャッシュ読み込み 0",
+        ),
+        (  # Ollama's usage has no cache fields: no cache figures, rather than a claimed 0
+            {"input_tokens": 1200, "output_tokens": 9},
+            "tokens: in 1,200, out 9",
+            "トークン: 入力 1,200、出力 9",
+        ),
+    ],
+)
+def test_a_replys_tokens_show_the_cache_figures_only_where_the_usage_has_them(usage, en, ja):
+    message = {"stop_reason": "end_turn", "usage": usage}
+    call = Call(1, MAIN, 10, {}, {"status": 200, "body": message})
+    assert Page("v1", "en").reply_facts(call) == ["stop_reason end_turn", en]
+    assert Page("v1", "ja").reply_facts(call) == ["stop_reason end_turn", ja]
 
 
 # -- every call, with its size ------------------------------------------------------------------
@@ -558,3 +585,36 @@ def test_search_leaves_the_requests_out(built_site):
         [section] = [doc for doc in index["docs"] if doc["location"] == anchor]
         assert "messages" in section["text"]
         assert not [doc for doc in index["docs"] if "toolu_01scripted" in doc["text"]]
+
+
+@pytest.mark.skipif("v5" not in VERSIONS, reason="no v5 yet")
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_v5_chart_marks_the_summary_request_and_the_drop_after_it(built_site, language):
+    """The request that carries v5's summary question is drawn apart and named; the summary line
+    says how large the history grew, which call asked for the summary, and where it starts again.
+    The page finds the summary request by the fresh history after it; here it is found by the
+    question v5 sends."""
+    question = constant(ROOT / SCRIPTS["v5"], "SUMMARY_QUESTION")
+    main = [
+        body
+        for body, record in zip(bodies("v5"), records("v5"), strict=True)
+        if record["track"] == MAIN
+    ]
+    sizes = [record["size"] for record in records("v5") if record["track"] == MAIN]
+    asked = [
+        number
+        for number, body in enumerate(main, 1)
+        if question in plain_text(body["messages"][-1]["content"])
+    ]
+    assert asked, "the v5 demo does not compact"
+    html = html_of(built_site, language, "v5.md")
+    svg = chart(html, "hood-v5-chart").find("{http://www.w3.org/2000/svg}svg")
+    kinds = [shape.get("class") for shape in svg if shape.tag.endswith("rect")]
+    assert [number for number, kind in enumerate(kinds, 1) if kind == "bar-summary"] == asked
+    first = asked[0]
+    summary = next(
+        p for p in hood(built_site, language, "v5").iter("p") if "hood-summary" in classes(p)
+    ).text
+    for figure in (f"{sizes[0]:,}", f"{max(sizes):,}", f"{sizes[first]:,}"):
+        assert figure in summary, (figure, summary)
+    assert sizes[first] < sizes[first - 1]  # the fresh history is smaller than what it replaced

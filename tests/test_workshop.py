@@ -27,6 +27,7 @@ import jsonschema  # noqa: F401 - imported once for all inner runs, see above
 import pytest
 import yaml  # noqa: F401
 
+from docsgen.numbers import constant
 from tests.agents import ROOT, load_script
 from workshop.reference import (
     EXERCISES,
@@ -99,6 +100,18 @@ def readme_rules(exercise: str, readme: str) -> list[int]:
     """The numbers of the rules a README lists under its first numbered list."""
     text = (WORKSHOP / exercise / readme).read_text(encoding="utf-8")
     return [int(number) for number in re.findall(r"^(\d+)\. \*\*", text, re.MULTILINE)]
+
+
+def test_exercise_5_says_the_report_budget_v3_has():
+    """The exercise starts from v3's one report budget: both READMEs name it with v3's number (they
+    once said a report entered the context whole)."""
+    budget = constant(ROOT / "v3_subagents.py", "REPORT_BUDGET")
+    said = {
+        "README.md": f"`REPORT_BUDGET` ({budget:,} characters)",
+        "README_ja.md": f"`REPORT_BUDGET`（{budget:,} 文字）",
+    }
+    for readme, words in said.items():
+        assert words in (WORKSHOP / "05-report-modes" / readme).read_text(encoding="utf-8"), readme
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
