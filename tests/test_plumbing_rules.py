@@ -154,18 +154,17 @@ def test_an_api_error_is_explained_the_way_the_user_reads_it(scripted_api):
 
 
 def test_a_last_message_over_its_budget_is_cut_and_says_so():
-    messages = [reply(said("a" * 10)), reply(said("b" * 11))]
-    assert last_message(messages, 11) == "\nIts last message:\n" + "b" * 11
-    assert last_message(messages, 10) == (
-        "\nIts last message (its first 10 of 11 characters):\n" + "b" * 10
-    )
+    messages = [reply(said("a" * 200)), reply(said("b" * 201))]
+    assert last_message(messages, 201) == "\nIts last message:\n" + "b" * 201
+    mark = "…\n[cut here: 201 characters in all]"
+    assert last_message(messages, 200) == "\nIts last message:\n" + "b" * (200 - len(mark)) + mark
 
 
 def test_a_finished_report_is_held_to_its_budget_at_the_edge():
     assert within_budget("r" * 3_000, 3_000) == "r" * 3_000
-    assert within_budget("r" * 3_001, 3_000) == (
-        "[the report (its first 3,000 of 3,001 characters)]\n" + "r" * 3_000
-    )
+    cut = within_budget("r" * 3_001, 3_000)
+    assert len(cut) == 3_000
+    assert cut == "r" * (3_000 - 37) + "…\n[cut here: 3,001 characters in all]"
 
 
 # -- checks.py: a wrong tool call is an error the model can read --
