@@ -20,6 +20,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from workshop.reference import EXERCISES, variants
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
 
@@ -78,13 +80,49 @@ TARGETS = {
             )
         ],
     },
+    "endpoint-rules": {
+        "files": ["scripted/server.py"],
+        # how the server plays a row of scripted/endpoints.py: the model and limits it serves,
+        # the key headers, the fields its model never sees, the thinking blocks it returns, and
+        # the max_tokens it refuses (_endpoint_refuses is in server-rules)
+        "functions": [
+            "x_endpoint_model", "x_uses_model_table", "x_auth_sent", "x_as_seen_by",
+            "x_without_is_error", "x_field_in", "x_thinking_as_returned",
+            "xǁScriptedAPIǁ_beyond_endpoint_limit", "xǁScriptedAPIǁ_too_long_message",
+        ],
+        "tests": [  # the first half of test_endpoints.py: each row at the server, through the SDK
+            f"tests/test_endpoints.py::test_{name}"
+            for name in (
+                "a_refused_field_gets_the_rows_own_words_and_error_shape",
+                "errors_come_in_the_rows_shape",
+                "thinking_blocks_and_tool_ids_come_as_the_row_returns_them",
+                "usage_carries_the_rows_fields_where_the_row_puts_them",
+                "max_tokens_beyond_the_rows_limit_is_refused",
+                "a_dropped_is_error_never_reaches_the_model",
+                "the_key_is_taken_only_in_the_rows_headers",
+            )
+        ] + [
+            "tests/test_server.py::test_an_endpoint_can_refuse_an_optional_field",
+            "tests/test_loop.py::test_max_tokens_beyond_the_endpoints_limit_is_one_line_that_"
+            "names_max_tokens",
+        ],
+    },
     "budget": {
         "files": ["plumbing/budget.py"],
-        # the cut and the room made (tool_results_size() serves setup.py's too-long recovery)
+        # the cut and the room made; tool_results_size() decides, in setup.py's recovery from
+        # a prompt too long, whether the user's message or the old tool results are the bulk
         "functions": [
             "x_clip", "x_cut_note", "x_cut_short", "x_make_room", "x_is_full_tool_result",
+            "x_tool_results_size",
         ],
-        "tests": ["tests/test_plumbing_rules.py"],
+        "tests": ["tests/test_plumbing_rules.py"] + [
+            f"tests/test_loop.py::test_{name}"
+            for name in (
+                "after_prompt_too_long_the_oldest_tool_results_make_room_and_the_next_turn_works",
+                "a_message_too_long_for_the_window_is_taken_back_and_the_next_one_works",
+                "old_tool_results_that_fill_the_window_on_a_turns_first_request_make_room",
+            )
+        ],
     },
     "replies": {
         "files": ["plumbing/replies.py"],
@@ -142,6 +180,31 @@ TARGETS = {
         ],
     },
 }
+
+
+def exercise_target(exercise: str) -> dict:
+    """An exercise's own checks: its test_exercise.py, measured by running it as
+    tests/test_workshop.py does, on the script an attendee starts from (every rule must fail) and
+    on each wrong and right solution of the exercise. The file is mutated where it is; its
+    folder (01-search-tool) is no package name, but pytest imports it by path
+    (--import-mode=importlib) under the name mutmut gives it."""
+    number = exercise[:2]
+    runs = [f"test_the_untouched_starting_point_fails_and_each_failure_names_its_rule[{exercise}]"]
+    runs += [
+        f"test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks[{number}-{wrong}]"
+        for wrong in variants(exercise, "wrong")
+    ]
+    runs += [
+        f"test_each_other_right_solution_passes[{number}-{right}]"
+        for right in variants(exercise, "right")
+    ]
+    return {
+        "files": [f"workshop/{exercise}/test_exercise.py"],
+        "tests": [f"tests/test_workshop.py::{run}" for run in runs],
+    }
+
+
+TARGETS.update({f"workshop-{exercise[:2]}": exercise_target(exercise) for exercise in EXERCISES})
 
 
 def copy_project(into: Path) -> None:

@@ -488,6 +488,41 @@ def test_old_tool_results_that_fill_the_window_on_a_turns_first_request_make_roo
     assert sent[-1]["content"] == [{"type": "text", "text": question}]  # once, not twice
 
 
+def two_tool_results(size: int) -> list:
+    """A finished turn whose two tool results hold `size` characters each."""
+    calls = [{"type": "tool_use", "id": f"toolu_{n}", "name": "bash",
+              "input": {"command": f"cat part{n}.txt"}} for n in (1, 2)]
+    results = [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": letter * size}
+               for n, letter in ((1, "a"), (2, "b"))]
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "show both parts"}]},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": results},
+        {"role": "assistant", "content": [{"type": "text", "text": "Both shown."}]},
+    ]
+
+
+@pytest.mark.allow_leftover_turns
+@pytest.mark.parametrize(
+    ("length", "told"),
+    [  # the two results hold 1,200 characters between them, 600 each
+        (1_000, "no longer fits the model's context window"),  # more than one, less than both
+        (1_200, "no longer fits the model's context window"),  # as much as both: room is made
+        (1_201, "your message is 1,201 characters"),  # one more than both: taken back
+    ],
+)
+@once("v1")
+def test_the_message_is_taken_back_only_when_it_is_larger_than_all_old_tool_results(
+    scripted_api, agent, capsys, length, told
+):
+    too_long = {"status": 400, "message": "prompt is too long: 30012 tokens > 25000 maximum"}
+    scripted_api.play({"turns": [{"error": too_long}, {"text": "Never sent."}]})
+    history = two_tool_results(600)
+    assert agent.run_turn(history, "q" * length) == 1
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "context window" in line]
+    assert told in line
+
+
 @pytest.mark.allow_leftover_turns
 @pytest.mark.parametrize(
     ("endpoint", "max_tokens"),
