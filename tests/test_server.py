@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 from pathlib import Path
@@ -431,12 +432,25 @@ def test_an_endpoint_can_refuse_an_optional_field(scripted_api, client):
     assert scripted_api.refused and not scripted_api.violations
 
 
+def test_an_endpoint_can_refuse_a_field_inside_another_and_take_the_outer_one(
+    scripted_api, client
+):
+    """`thinking.display` refused: a thinking setting without a display is still taken."""
+    scripted_api.play({"rejects": ["thinking.display"], "turns": [{"text": "Fine."}]})
+    with pytest.raises(
+        anthropic.BadRequestError, match="thinking.display: Extra inputs are not permitted"
+    ):
+        ask(client, "Hi.", thinking={"type": "adaptive", "display": "summarized"})
+    assert ask(client, "Hi.", thinking={"type": "adaptive"}).content[-1].text == "Fine."
+    assert scripted_api.refused == ["thinking.display: Extra inputs are not permitted"]
+
+
 def test_a_prompt_longer_than_the_context_window_is_too_long(scripted_api, client):
     scripted_api.play({"context_window": 500, "turns": [{"text": "Short is fine."}]})
-    with pytest.raises(
-        anthropic.BadRequestError, match=r"prompt is too long: \d+ tokens > 500 maximum"
-    ):
+    with pytest.raises(anthropic.BadRequestError) as caught:
         ask(client, "x" * 4_000)
+    message = caught.value.response.json()["error"]["message"]
+    assert re.fullmatch(r"prompt is too long: \d+ tokens > 500 maximum", message), message
     assert ask(client, "Hi.").content[0].text == "Short is fine."
 
 
