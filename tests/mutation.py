@@ -125,6 +125,7 @@ TARGETS = {
                 "after_prompt_too_long_the_oldest_tool_results_make_room_and_the_next_turn_works",
                 "a_message_too_long_for_the_window_is_taken_back_and_the_next_one_works",
                 "old_tool_results_that_fill_the_window_on_a_turns_first_request_make_room",
+                "the_message_is_taken_back_only_when_it_is_larger_than_all_old_tool_results",
             )
         ],
     },
