@@ -38,11 +38,12 @@ from plumbing.commands import refuse_if_blocked, run_command
 from plumbing.files import (count_matches, edit_hint, match_line_endings, page_note, read_lines,
                             read_text_file, workdir_path, write_text_file)
 from plumbing.model import RequestOptions, stream_reply
+from plumbing.platforms import shell_in_use  # "bash on Linux", "PowerShell on Windows", ...
 from plumbing.prompt import KEYS, Prompt
 from plumbing.replies import (INCOMPLETE_REPLY, INTERRUPTED, AgentStopped, add_user_message,
                               blocks_to_keep, copy_history, final_answer, not_run_results,
                               stop_incomplete_turn)
-from plumbing.screen import Screen
+from plumbing.screen import LoopScreen, Screen
 from plumbing.setup import (PlainHelp, check_setup, in_effect, leave, recover_from,
                             with_retry_notices)
 from plumbing.turns import CallBudget  # the model calls one turn may make, subagents' included
@@ -66,7 +67,7 @@ SYSTEM = ("You are a coding agent working in the user's current directory. Act w
           "instead of describing what you would do: read before you edit, keep changes small, run "
           "what you write to check it. Tool results may be cut to fit the context; the cut says "
           "how to get the rest. When the task is done, reply with a short summary and call no "
-          "tool.")
+          f"tool. The bash tool runs your commands with {shell_in_use()}.")
 BASE_URL = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"  # empty: default
 SCREEN = Screen()  # the terminal: the reply as it streams, tool lines, progress
 OPTIONS = RequestOptions(SCREEN)  # thinking shown, automatic caching; dropped where refused
@@ -77,9 +78,9 @@ client = anthropic.Anthropic(base_url=BASE_URL, http_client=with_retry_notices(S
 # Paths are relative to the work directory. additionalProperties: False turns a typo into an error.
 TOOLS = [
     {"name": "bash", "description": (
-        "Run a shell command in the work directory. Returns stdout and stderr together, then "
-        f"the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow it with grep "
-        "or head."),
+        f"Run a command with {shell_in_use()} in the work directory. Returns stdout and stderr "
+        f"together, then the exit code. Stopped after {BASH_TIMEOUT} s. Long output is cut: narrow "
+        "it with grep or head."),
      "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
                       "required": ["command"], "additionalProperties": False}},
     {"name": "read_file", "description": (
@@ -107,7 +108,7 @@ TOOLS = [
 
 
 # -- loop -- the agent loop: call the model, run the tools it asks for, repeat until it answers
-def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
+def agent_loop(messages: list, system: str, tools: list, screen: LoopScreen,
                max_rounds: int = MAX_ROUNDS) -> str:
     """Call the model, run the tools it asks for, repeat until it answers. Returns its text."""
     remind_to_plan(messages, tools)
@@ -128,7 +129,7 @@ def agent_loop(messages: list, system: str, tools: list, screen: "Screen",
 
 
 def call_model(messages: list, system: str, tools: list,
-               screen: "Screen") -> anthropic.types.Message:
+               screen: LoopScreen) -> anthropic.types.Message:
     """One streamed model call: its thinking shown dimmed, then its text. The same system prompt
     and tools each time, and automatic caching: each call reads the earlier ones from the cache."""
     request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "system": system, "tools": tools,
@@ -138,7 +139,7 @@ def call_model(messages: list, system: str, tools: list,
     return response
 
 
-def answer_tool_calls(messages: list, calls: list, tools: list, screen: "Screen") -> None:
+def answer_tool_calls(messages: list, calls: list, tools: list, screen: LoopScreen) -> None:
     """Run the calls in order and send all their results back in one user message."""
     results = []
     try:
@@ -149,7 +150,7 @@ def answer_tool_calls(messages: list, calls: list, tools: list, screen: "Screen"
         messages.append({"role": "user", "content": results})
 
 
-def run_tool(call, tools: list, screen: "Screen") -> dict:
+def run_tool(call, tools: list, screen: LoopScreen) -> dict:
     """Run one tool call. Every failure becomes a result the model can read, marked is_error."""
     screen.tool_call(call.name, call.input)
     try:

@@ -75,10 +75,8 @@ LABELS = {
         "bytes": "{:,} bytes",
         "messages": "messages: {count}, new: {new}",
         "stop": "stop_reason {}",
-        "tokens": (
-            "tokens: in {input_tokens:,}, out {output_tokens:,}, cache write {cache_write:,}, "
-            "cache read {cache_read:,}"
-        ),
+        "tokens": "tokens: in {input_tokens:,}, out {output_tokens:,}",
+        "cache": ", cache write {cache_write:,}, cache read {cache_read:,}",
         "request": "Request",
         "reply": "Reply",
         "error": "HTTP {status}",
@@ -129,8 +127,8 @@ LABELS = {
         "bytes": "{:,} バイト",
         "messages": "メッセージ {count} 件（新規 {new} 件）",
         "stop": "stop_reason {}",
-        "tokens": "トークン: 入力 {input_tokens:,}、出力 {output_tokens:,}、キャッシュ書き込み "
-        "{cache_write:,}、キャッシュ読み込み {cache_read:,}",
+        "tokens": "トークン: 入力 {input_tokens:,}、出力 {output_tokens:,}",
+        "cache": "、キャッシュ書き込み {cache_write:,}、キャッシュ読み込み {cache_read:,}",
         "request": "リクエスト",
         "reply": "応答",
         "error": "HTTP {status}",
@@ -515,11 +513,12 @@ class Page:
         message = call.reply["body"]
         usage = message["usage"]
         tokens = self.text["tokens"].format(
-            input_tokens=usage["input_tokens"],
-            output_tokens=usage["output_tokens"],
-            cache_write=usage.get("cache_creation_input_tokens") or 0,
-            cache_read=usage.get("cache_read_input_tokens") or 0,
+            input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"]
         )
+        written = usage.get("cache_creation_input_tokens")
+        read = usage.get("cache_read_input_tokens")
+        if written is not None or read is not None:  # as the screen: only where it is counted
+            tokens += self.text["cache"].format(cache_write=written or 0, cache_read=read or 0)
         return [self.text["stop"].format(message["stop_reason"]), tokens]
 
     def reply(self, call: Call) -> str:

@@ -13,6 +13,7 @@ imports it in one block that reads as its table of contents:
     turns      the ceiling of one turn: model calls, subagents' included
     commands   bounded command output; no process outlives a command
     files      paths inside the work directory; regular files, opened safely
+    platforms  what each OS offers (Linux, macOS, Windows), and the shell the bash tool runs
     screen     what the user sees: streamed markdown, tool lines, progress (rich)
     prompt     reading a message: line editing, history, pasted blocks, Ctrl-C (prompt_toolkit)
     setup      settings, start-up checks, the API client, retry notices, API errors

@@ -20,12 +20,13 @@ def cut_note(text: str, head: str, tail: str) -> str:
             "and limit, or narrow the command with grep, head, tail or sed -n ...]\n\n")
 
 
-def cut_short(text: str, limit: int) -> str:
-    """At most `limit` characters, with an ellipsis where it was cut: for names and values
-    quoted inside a message."""
+def cut_short(text: str, limit: int, mark: str = "…") -> str:
+    """At most `limit` characters: `text` as it is, or its start and then `mark` where it was cut
+    (an ellipsis, or a note that says how long it was). The one cut of every text held to a
+    length: names and values quoted in a message, an error on the screen, a subagent's report."""
     if len(text) <= limit:
         return text
-    return text[:limit - 1] + "…"
+    return text[:limit - len(mark)] + mark
 
 
 # -- a conversation too long for the context window --

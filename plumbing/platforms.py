@@ -42,7 +42,7 @@ class Platform:
     # starting and ending a command
     new_session: bool  # POSIX start_new_session: the terminal's Ctrl-C does not reach it
     new_process_group: int  # Windows CREATE_NEW_PROCESS_GROUP: the console's Ctrl-C does not
-    subreaper: bool  # Linux prctl(PR_SET_CHILD_SUBREAPER): orphans come back to the agent
+    subreaper: bool  # Linux prctl: orphans come back to the agent; its memory is kept from them
     # the bash tool
     shell: Shell
     output_encoding: str  # what a command's output that is not UTF-8 is read as
@@ -58,6 +58,13 @@ def this_platform() -> Platform:
     if sys.platform == "darwin":
         return macos()
     return linux()
+
+
+def shell_in_use(platform: Platform | None = None) -> str:
+    """Where the bash tool's commands run, as the model is told: "bash on Linux", "PowerShell on
+    Windows". The model then writes commands that run there."""
+    platform = platform or this_platform()
+    return f"{platform.shell.name} on {OS_NAMES[platform.name]}"
 
 
 def linux() -> Platform:

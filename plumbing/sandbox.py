@@ -4,7 +4,8 @@ The parser (plumbing/read_only.py) decides what may run; the sandbox makes a com
 through unable to write or reach the network. bubblewrap (Linux) also hides the API key and
 everything outside the work directory; Seatbelt (macOS, `sandbox-exec`) denies writes outside a
 private temp folder. Windows has no sandbox a program can start: there the parser alone decides,
-and the command runs through the same shell as the bash tool. In every mode: a cleared
+and the command runs through the same shell as the bash tool, each program the POSIX tool (Git
+for Windows'), never Windows' own of the same name. In every mode: a cleared
 environment, git without the settings that run programs (its filter and diff drivers included),
 and a memory limit where the OS can set one. With parsing only, nothing under /proc may be named.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from plumbing.checks import ToolError
 from plumbing.commands import run_command
-from plumbing.platforms import Platform, Shell, this_platform
+from plumbing.platforms import Platform, this_platform
 from plumbing.read_only import refuse_process_files
 from plumbing.screen import Screen
 
@@ -142,18 +143,18 @@ def run_read_only(pipeline: list[list[str]], timeout: float, stopped: threading.
         drivers = []
         if any(argv[0] == "git" for argv in pipeline):
             drivers = git_drivers(private, sandbox, timeout, stopped, platform)
-        command = as_command_line(pipeline, private, drivers, sandbox, platform.shell)
-        return run_command(command, timeout, stopped, env=launcher_environment(private),
-                           platform=platform)
+        command = as_command_line(pipeline, private, drivers, sandbox, platform)
+        return run_command(command, timeout, stopped,
+                           env=launcher_environment(private, platform), platform=platform)
 
 
 def git_drivers(private: str, sandbox: str, timeout: float, stopped: threading.Event,
                 platform: Platform) -> list[str]:
     """The settings that switch off the filter and diff drivers of the repository's config."""
     listing = ["git", "config", "-z", "--name-only", "--get-regexp", r"^(filter|diff)\."]
-    command = as_command_line([listing], private, [], sandbox, platform.shell)
-    output, exit_code = run_command(command, timeout, stopped, env=launcher_environment(private),
-                                    platform=platform)
+    command = as_command_line([listing], private, [], sandbox, platform)
+    output, exit_code = run_command(command, timeout, stopped,
+                                    env=launcher_environment(private, platform), platform=platform)
     if exit_code == 1:  # no such setting, or not in a repository
         return []
     if exit_code != 0:
@@ -163,13 +164,16 @@ def git_drivers(private: str, sandbox: str, timeout: float, stopped: threading.E
 
 
 def as_command_line(pipeline: list[list[str]], private: str, drivers: list[str], sandbox: str,
-                    shell: Shell) -> str:
+                    platform: Platform) -> str:
     """The checked words, quoted again so no shell can turn them into globs or substitutions;
     git with its program-running features off, a memory limit, and in bubblewrap a limit on
     processes too (dash calls it ulimit -p, bash -u). Without a sandbox, the bash tool's shell
-    runs the pipeline itself; PowerShell gets it in its own quoting."""
+    runs the pipeline itself; PowerShell gets it in its own quoting. On Windows each program is
+    named by its full path, the POSIX tool's (windows_program)."""
     commands = [without_git_programs(argv, drivers) for argv in pipeline]
-    if shell.name == "PowerShell":
+    if platform.name == "windows":
+        commands = [[windows_program(argv[0], platform), *argv[1:]] for argv in commands]
+    if platform.shell.name == "PowerShell":
         return powershell_pipeline(commands)
     limits = f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
     if sandbox == "bubblewrap":
@@ -193,7 +197,7 @@ def seatbelt_argv(sandbox_exec: str, private: str) -> list[str]:
 
 def powershell_pipeline(commands: list[list[str]]) -> str:
     """Each command as `& 'program' 'word' ...`: single quotes take every character literally
-    (a quote is doubled), and the program is named by its full path, so that no alias or
+    (a quote is doubled), and the program comes named by its full path, so that no alias or
     function of PowerShell's (cat is Get-Content there) stands in for it. Windows PowerShell
     5.1 passes a word with a double quote in it on to the program unescaped, where it would
     split into other words, so such a word is refused, and so is an empty one, which 5.1 drops."""
@@ -203,12 +207,40 @@ def powershell_pipeline(commands: list[list[str]]) -> str:
             if word == "" or '"' in word:
                 raise ToolError(f"refused: {word!r} cannot be passed on through PowerShell as "
                                 "one word (it splits a word at a double quote, drops an empty one)")
-        program = shutil.which(argv[0], path=read_only_path())
-        if program is None:
-            raise ToolError(f"{argv[0]} was not found on this computer's PATH")
-        words = [program, *argv[1:]]
-        quoted.append("& " + " ".join("'" + word.replace("'", "''") + "'" for word in words))
+        quoted.append("& " + " ".join("'" + word.replace("'", "''") + "'" for word in argv))
     return " | ".join(quoted)
+
+
+def windows_program(name: str, platform: Platform) -> str:
+    """The full path of the POSIX tool `name`, whose options the parser's rules know, looked up
+    in read_only_folders(), never in Windows' own folder: its sort.exe writes a file with /O,
+    its find.exe searches text. Not shutil.which: on Windows it looks in the current folder
+    first, the work folder, where a repository could put a sort.exe of its own."""
+    windows_folder = Path(os.path.normcase(os.environ.get("SYSTEMROOT", r"C:\Windows")))
+    windows_own = None
+    for folder in read_only_folders(platform):
+        program = program_in(folder, name)
+        if program is None:
+            continue
+        where = Path(os.path.normcase(folder))
+        if where != windows_folder and windows_folder not in where.parents:
+            return program
+        windows_own = windows_own or program
+    if windows_own:
+        raise ToolError(f"refused: {name} here is Windows' own {windows_own}, whose /options the "
+                        "read-only rules do not check (sort /O writes a file); install Git for "
+                        "Windows: its POSIX tools (Git\\usr\\bin) are looked up first")
+    raise ToolError(f"{name} was not found on this computer's PATH")
+
+
+def program_in(folder: str, name: str) -> str | None:
+    """`name` in `folder` if it is a program there: on Windows with an extension of PATHEXT."""
+    extensions = [ext for ext in os.environ.get("PATHEXT", "").split(os.pathsep) if ext]
+    for candidate in [name + ext for ext in extensions] or [name]:
+        path = os.path.join(folder, candidate)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def private_prefix() -> str:
@@ -236,10 +268,23 @@ def read_only_path() -> str:
     return os.pathsep.join(kept)
 
 
-def launcher_environment(private: str) -> dict:
+def read_only_folders(platform: Platform) -> list[str]:
+    """Where a read-only command's programs are found: read_only_path(), and on Windows with Git
+    for Windows' bash (Git/bin/bash.exe) first Git's own folders, where its POSIX sort, find and
+    cat are (usr/bin) and its git (mingw64/bin). The Windows PATH seldom has them, or only
+    after Windows' folder."""
+    folders = [folder for folder in read_only_path().split(os.pathsep) if folder]
+    if platform.name == "windows" and platform.shell.name == "bash":
+        git = Path(platform.shell.program).parent.parent
+        folders = [str(git / "usr" / "bin"), str(git / "mingw64" / "bin"), *folders]
+    return folders
+
+
+def launcher_environment(private: str, platform: Platform) -> dict:
     """What a read-only command starts with, or bwrap itself: with --unshare-pid, bwrap is PID 1
     in the sandbox and /proc/1/environ shows its environment, so it gets no secret either."""
-    env = {**READ_ONLY_ENV, "PATH": read_only_path(), "HOME": private, "TMPDIR": private,
+    path = os.pathsep.join(read_only_folders(platform))
+    env = {**READ_ONLY_ENV, "PATH": path, "HOME": private, "TMPDIR": private,
            "TEMP": private, "TMP": private}
     for name in WINDOWS_ENV:
         if name in os.environ:

@@ -16,6 +16,7 @@ import re
 import sys
 import threading
 import time
+from typing import Protocol
 
 import anthropic
 from rich.cells import get_character_cell_size
@@ -45,6 +46,14 @@ def plain(text: str) -> str:
     """`text` with every control sequence replaced by one visible mark: nothing from the model,
     a file or a command can move the cursor, set the title or write the clipboard."""
     return CONTROL_SEQUENCE.sub(CONTROL_MARK, text)
+
+
+def showable(text: str, stream) -> str:
+    """`text` with each character that the stream's encoding lacks replaced by "?": a Windows pipe
+    in cp1252 or cp932 has no ┊ and no emoji, and writing one would raise. (A Windows console
+    takes any character: Python writes to it in UTF-16.)"""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    return text.encode(encoding, errors="replace").decode(encoding)
 
 
 def fit(text: str, columns: int) -> str:
@@ -79,6 +88,30 @@ def result_line(output: str, is_error: bool, width: int, tty: bool) -> tuple[str
     if is_error or failed:
         style = "red"
     return f"  {first}{more}", style
+
+
+def usage_line(usage: anthropic.types.Usage) -> str:
+    """The tokens of one model call; "in" is what neither the cache read nor the cache wrote.
+    The cache figures only where the endpoint counts them: Claude with nothing cached says 0,
+    Ollama or llama.cpp send no such field (None), and a 0 there would claim a cache miss."""
+    line = f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}"
+    written, read = usage.cache_creation_input_tokens, usage.cache_read_input_tokens
+    if written is None and read is None:
+        return line
+    return f"{line}, cache write {written or 0:,}, cache read {read or 0:,}"
+
+
+class LoopScreen(Protocol):
+    """What the agent loop shows, one method per event: the main agent's Screen meets it, and so
+    do a subagent's Status (its status line) and the screen threads share (status.py)."""
+
+    def thinking(self, text: str) -> None: ...
+    def end_thinking(self) -> None: ...
+    def text(self, text: str) -> None: ...
+    def alert(self, text: str) -> None: ...
+    def reply_done(self, response: anthropic.types.Message) -> None: ...
+    def tool_call(self, name: str, tool_input: dict) -> None: ...
+    def tool_result(self, output: str, is_error: bool) -> None: ...
 
 
 class Screen:
@@ -124,8 +157,7 @@ class Screen:
             if self.tty():  # wrapped, not cut: thinking comes in long paragraphs
                 self.console.print(Text(THINKING_MARK + line, style="dim italic"))
             else:
-                self.console.file.write(THINKING_MARK + line + "\n")
-                self.console.file.flush()
+                self.put(THINKING_MARK + line + "\n")
             self.last_output = time.monotonic()
 
     def text(self, text: str) -> None:
@@ -148,10 +180,7 @@ class Screen:
                 self.print_stable_reply_lines(final=True)
         elif any(block.type == "text" for block in response.content):
             self.write("\n")
-        usage = response.usage  # "in" is what neither the cache read nor the cache wrote
-        self.note(f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}, "
-                  f"cache write {usage.cache_creation_input_tokens or 0:,}, "
-                  f"cache read {usage.cache_read_input_tokens or 0:,}", indent="  ")
+        self.note(usage_line(response.usage), indent="  ")
 
     def tool_call(self, name: str, tool_input: dict) -> None:
         self.end_thinking()
@@ -183,7 +212,7 @@ class Screen:
                 self.console.print(Text(f"\n[{plain(text)}]", style="bold red"))
             else:
                 self.console.file.flush()
-                print(f"\n[{plain(text)}]", file=sys.stderr, flush=True)
+                print(showable(f"\n[{plain(text)}]", sys.stderr), file=sys.stderr, flush=True)
             self.last_output = time.monotonic()
 
     def wait(self, what: str) -> None:
@@ -202,7 +231,7 @@ class Screen:
         if self.tty() and self.reply:
             self.print_stable_reply_lines(final=True)
         elif self.partial_line:
-            self.console.file.write("\n")
+            self.put("\n")
             self.partial_line = False
 
     # -- plain lines and raw text --
@@ -212,8 +241,7 @@ class Screen:
             if self.tty():
                 self.console.print(Text(text, style=style, no_wrap=True, overflow="crop"))
             else:
-                self.console.file.write(text + "\n")
-                self.console.file.flush()
+                self.put(text + "\n")
                 self.partial_line = False
             self.last_output = time.monotonic()
 
@@ -223,10 +251,14 @@ class Screen:
             if self.tty():
                 self.console.print(Text(text), end="")
             else:
-                self.console.file.write(text)
-                self.console.file.flush()
+                self.put(text)
                 self.partial_line = not text.endswith("\n")
             self.last_output = time.monotonic()
+
+    def put(self, text: str) -> None:
+        """Text into the pipe (not a terminal), as far as its encoding can show it."""
+        self.console.file.write(showable(text, self.console.file))
+        self.console.file.flush()
 
     def tty(self) -> bool:
         """Whether the screen is a terminal (rich asks the stream it writes to, sys.stdout unless

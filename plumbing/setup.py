@@ -166,15 +166,20 @@ def recover_from(exc: BaseException, messages: list, before: list, screen: Scree
 def prompt_too_long(exc: BaseException) -> bool:
     """The endpoint's 400 for a prompt longer than the context window: the Messages API's
     "prompt is too long: ..." (https://platform.claude.com/docs/en/build-with-claude/context-windows),
-    llama.cpp's exceed_context_size_error, OpenAI-shaped "maximum context length"."""
+    llama.cpp's exceed_context_size_error, OpenAI-shaped "maximum context length"; or the same
+    words in an `event: error` of a 200 stream."""
     if not isinstance(exc, anthropic.APIStatusError):
         return False
     error = read_api_error(exc)
-    if error.status not in REFUSAL_STATUSES or refused_max_tokens(exc):
+    if error.status not in [*REFUSAL_STATUSES, STREAM_ERROR] or refused_max_tokens(exc):
         return False  # max_tokens too large for the window: MAX_TOKENS is what to change
     return bool(CONTEXT_FULL.search(f"{error.type} {error.message}"))
 
 
+# The status the SDK gives an `event: error` inside a stream that began with HTTP 200. Amazon
+# Bedrock's Mantle sends an overflow so, as OpenAI's context_length_exceeded in a streamed error
+# event, as LiteLLM's source notes (litellm 1.108.7: litellm_core_utils/exception_mapping_utils.py).
+STREAM_ERROR = 200
 CONTEXT_FULL = re.compile(r"prompt is too long|context[ _](size|length|window)", re.IGNORECASE)
 
 
@@ -211,25 +216,30 @@ def users_new_text(messages: list, before: list) -> str | None:
 
 
 def bounded(error: str) -> str:
-    """An error as one line of the screen: at most ALERT_LIMIT characters, and how many it had."""
-    if len(error) <= ALERT_LIMIT:
-        return error
-    return f"{cut_short(error, ALERT_LIMIT)} [{len(error):,} characters in all]"
+    """An error as one line of the screen: its lines joined (LiteLLM's run over six), at most
+    ALERT_LIMIT characters, and how many it had."""
+    line = " ".join(error.split())
+    return cut_short(line, ALERT_LIMIT, f"… [{len(line):,} characters in all]")
 
 
 def in_effect(model: str, max_tokens: int, client: anthropic.Anthropic) -> str:
-    """--help's last line: the model and MAX_TOKENS, the endpoint's host, and the header that
-    carries the key, as the SDK will send it (never the key itself)."""
-    host = client.base_url.netloc.decode()
-    return (f"In effect: MODEL_ID={model}, MAX_TOKENS={max_tokens}, endpoint {host}, "
+    """--help's last line: the model and MAX_TOKENS, the endpoint (its host, and the path the
+    requests go under), and the header that carries the key, as the SDK will send it (never the
+    key itself)."""
+    endpoint = client.base_url.netloc.decode() + client.base_url.path.rstrip("/")
+    return (f"In effect: MODEL_ID={model}, MAX_TOKENS={max_tokens}, endpoint {endpoint}, "
             f"{key_header(client)}.")
 
 
 def key_header(client: anthropic.Anthropic) -> str:
-    """Which variable the key comes from, and the header the SDK puts it in. The SDK takes
-    ANTHROPIC_API_KEY when it is not empty, else ANTHROPIC_AUTH_TOKEN (as Bearer)."""
+    """Which variable the key comes from, and the header the SDK puts it in, read from the SDK
+    itself: 2.14 sends either variable as `Authorization: Bearer` (its _client.py), and takes
+    ANTHROPIC_API_KEY when it is not empty, else ANTHROPIC_AUTH_TOKEN."""
+    ignored = ""
     if client.api_key:
         source = "ANTHROPIC_API_KEY"
+        if os.environ.get("ANTHROPIC_AUTH_TOKEN"):  # the SDK warns on stderr; say it here too
+            ignored = " (ANTHROPIC_AUTH_TOKEN is set too, and not sent)"
     elif client.auth_token:
         source = "ANTHROPIC_AUTH_TOKEN"
     else:
@@ -239,7 +249,7 @@ def key_header(client: anthropic.Anthropic) -> str:
         if name.lower() == "authorization":
             name = f"{name}: {value.split()[0]}"  # the scheme, "Bearer"; not the key
         headers.append(name)
-    return f"the key from {source} sent as {' and '.join(headers)}"
+    return f"the key from {source} sent as {' and '.join(headers)}{ignored}"
 
 
 def check_setup(args: argparse.Namespace, version: str, screen: Screen) -> None:

@@ -12,7 +12,7 @@ from concurrent.futures import wait
 import anthropic
 from rich.text import Text
 
-from plumbing.screen import PIPED_WIDTH, Screen, fit
+from plumbing.screen import PIPED_WIDTH, LoopScreen, Screen, fit
 from plumbing.todo import shorten
 
 PROGRESS_TICK = 0.2  # seconds between checks while the main thread waits for its subagents
@@ -20,7 +20,7 @@ PROGRESS_TICK = 0.2  # seconds between checks while the main thread waits for it
 
 class Status:
     """One subagent as the user sees it: a label, a count of its tool calls, a clock. It is the
-    subagent's screen: it counts tool calls instead of printing them."""
+    subagent's screen (a LoopScreen): it counts tool calls instead of printing them."""
 
     def __init__(self, agent_type: str, description: str) -> None:
         self.label = f"[{agent_type}] {shorten(description)}"  # one line, no escape codes
@@ -76,9 +76,29 @@ class LockedScreen:
     """The main agent's screen, shared by threads: each event prints whole, and a Task's result
     comes right under its subagent's last status line."""
 
-    def __init__(self, board: "StatusBoard", screen: Screen) -> None:
+    def __init__(self, board: "StatusBoard", screen: LoopScreen) -> None:
         self.board = board
         self.screen = screen
+
+    def thinking(self, text: str) -> None:
+        with self.board.printing():
+            self.screen.thinking(text)
+
+    def end_thinking(self) -> None:
+        with self.board.printing():
+            self.screen.end_thinking()
+
+    def text(self, text: str) -> None:
+        with self.board.printing():
+            self.screen.text(text)
+
+    def alert(self, text: str) -> None:
+        with self.board.printing():
+            self.screen.alert(text)
+
+    def reply_done(self, response: anthropic.types.Message) -> None:
+        with self.board.printing():
+            self.screen.reply_done(response)
 
     def tool_call(self, name: str, tool_input: dict) -> None:
         with self.board.printing():
@@ -122,7 +142,7 @@ class StatusBoard:
         if line is not None:
             self.screen.line(line, "dim")  # cut to the width when it was made
 
-    def locked(self, screen: Screen) -> LockedScreen:
+    def locked(self, screen: LoopScreen) -> LockedScreen:
         return LockedScreen(self, screen)
 
     @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 import anthropic
 
+from plumbing.budget import cut_short
 from plumbing.checks import ToolError
 from plumbing.setup import explain_api_error
 
@@ -24,8 +25,7 @@ def last_message(messages: list, budget: int) -> str:
             texts += [said(block) for block in message["content"] if said(block).strip()]
     if not texts:
         return ""
-    last = texts[-1]
-    return f"\nIts last message{report_cut_note(last, budget)}:\n{last[:budget]}"
+    return f"\nIts last message:\n{within_budget(texts[-1], budget)}"
 
 
 def said(block) -> str:
@@ -38,15 +38,7 @@ def said(block) -> str:
     return ""
 
 
-def report_cut_note(report: str, budget: int) -> str:
-    """" (its first N of M characters)" when the report is over its budget, else nothing."""
-    if len(report) <= budget:
-        return ""
-    return f" (its first {budget:,} of {len(report):,} characters)"
-
-
 def within_budget(report: str, budget: int) -> str:
-    """A finished subagent's report, held to its budget like a failed one's last message."""
-    if len(report) <= budget:
-        return report
-    return f"[the report{report_cut_note(report, budget)}]\n{report[:budget]}"
+    """A report held to its budget (a failed subagent's last message too), saying where it was
+    cut and how long it was."""
+    return cut_short(report, budget, f"…\n[cut here: {len(report):,} characters in all]")

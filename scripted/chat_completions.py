@@ -2,12 +2,13 @@
 
 LiteLLM's proxy turns a Messages request into a chat-completions request when the model behind
 it speaks OpenAI's format. This server stands behind it in tests, playing the same scenarios as
-scripted/server.py (a turn's `text` and `tool_calls`, and `expect: tool_result_contains`), in
-the shapes OpenAI's own SDK reads (openai/openai-python, src/openai/types/chat/:
-chat_completion.py, the chat.completion object; chat_completion_chunk.py, the stream of
-chat.completion.chunk objects, ended by `data: [DONE]`, a tool call's `id`, `type: function` and
-`function.arguments` as a JSON string, and the last chunk's usage with empty `choices` when
-stream_options.include_usage asks for it; shared/error_object.py, the error).
+scripted/server.py (a turn's `text`, `tool_calls` or `error`, and `expect:
+tool_result_contains`), in the shapes OpenAI's own SDK reads (openai/openai-python,
+src/openai/types/chat/: chat_completion.py, the chat.completion object;
+chat_completion_chunk.py, the stream of chat.completion.chunk objects, ended by `data: [DONE]`,
+a tool call's `id`, `type: function` and `function.arguments` as a JSON string, and the last
+chunk's usage with empty `choices` when stream_options.include_usage asks for it;
+shared/error_object.py, the error).
 
     gateway ──▶ POST /v1/chat/completions ──▶ next turn ──▶ JSON, or chunks then [DONE]
 """
@@ -95,6 +96,8 @@ class ScriptedChatCompletions(LoopbackServer):
                 self.problems.append("scripted scenario has no turn left for this request")
                 return 400, error_body("no turn left")
             turn = self._turns.popleft()
+            if "error" in turn:  # in OpenAI's shape, as the backend's own refusal
+                return turn["error"]["status"], error_body(turn["error"].get("message", ""))
             wanted = turn.get("expect", {}).get("tool_result_contains")
             if wanted is not None and not any(
                 message.get("role") == "tool" and wanted in text_of(message.get("content"))

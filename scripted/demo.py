@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from scripted import ROOT, SCRIPTS
-from scripted.endpoints import BY_NAME
+from scripted.endpoints import BY_NAME, unknown_endpoint
 from scripted.replay import MAX_PAUSE, replay_in_folder
 from scripted.server import ScriptedAPI, load_scenario
 
@@ -92,9 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="save the requests and replies as JSON here")
     parser.add_argument(
         "--endpoint",
-        choices=sorted(BY_NAME),
         default="anthropic",
-        help="answer as this endpoint does (scripted/endpoints.py; default: anthropic)",
+        help=f"answer as this row of scripted/endpoints.py does: {', '.join(BY_NAME)}",
     )
     parser.add_argument(
         "--replay", type=Path, help="play this recorded session instead of a demo scenario"
@@ -113,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         return replay_in_folder(args.replay, args.script, args.workdir, args.max_pause)
     if args.version is None:
         parser.error(f"say which version to run ({', '.join(SCRIPTS)}), or --replay FILE")
+    if unknown_endpoint(args.endpoint):
+        sys.exit(unknown_endpoint(args.endpoint))
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run_demo(args.version, args.workdir.resolve(), args.record, args.endpoint)

@@ -361,3 +361,11 @@ ENDPOINTS = [
     ),
 ]
 BY_NAME = {endpoint.name: endpoint for endpoint in ENDPOINTS}
+
+
+def unknown_endpoint(name: str) -> str:
+    """For --endpoint: one line that lists the names to choose from, or "" if `name` is a row."""
+    if name in BY_NAME:
+        return ""
+    names = ", ".join(BY_NAME)
+    return f"--endpoint {name!r} is not a row of scripted/endpoints.py; one of: {names}"

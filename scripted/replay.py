@@ -12,11 +12,11 @@
 The script runs unchanged, as a subprocess, in a work directory that starts with the files the
 recording kept, and gets the task or the typed messages the session had. Each request it sends is
 matched to the recorded exchange of the same conversation (the same first message), not by its
-place in the file: parallel subagents may ask in another order. The work directory's path, ids and
-clock times are masked before comparing: they differ from run to run. The first request that
-differs stops the replay: it and every request after it get an error instead of a reply, which
-ends the script's turn, and when the script ends the two requests are shown as a diff of their
-pretty JSON.
+place in the file: parallel subagents may ask in another order. The work directory's path, ids,
+clock times and the OS and shell the model is told of are masked before comparing: they differ from
+run to run, or from machine to machine. The first request that differs stops the replay: it and
+every request after it get an error instead of a reply, which ends the script's turn, and when the
+script ends the two requests are shown as a diff of their pretty JSON.
 
 The replies go out in the order they were recorded across all exchanges, so parallel subagents
 finish, and thinking shows, in the order they did; the pauses between events are replayed, each
@@ -65,6 +65,9 @@ CLOCK = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"
 )
+# Where the bash tool's commands run, as the script tells the model (plumbing.platforms'
+# shell_in_use): a session recorded on Linux replays on Windows and macOS too.
+SHELL_IN_USE = re.compile(r"\b(?:bash|sh|PowerShell) on (?:Linux|macOS|Windows)\b")
 MESSAGES = "/v1/messages"
 
 # -- reading a recording --
@@ -180,6 +183,7 @@ def mask(value: Any, folders: list[str], ids: dict[str, str]) -> Any:
     for folder in sorted(folders, key=len, reverse=True):
         value = value.replace(folder, "<workdir>")
     value = CLOCK.sub("<time>", value)
+    value = SHELL_IN_USE.sub("<shell> on <OS>", value)
     if "\n" in value:
         return value.split("\n")
     return value

@@ -85,7 +85,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from scripted.endpoints import BY_NAME, EXTRA_INPUTS, Endpoint
+from scripted.endpoints import BY_NAME, EXTRA_INPUTS, Endpoint, unknown_endpoint
 from scripted.models import MODELS, Model
 from scripted.rules import (
     blocks_of,
@@ -1089,20 +1089,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def main(argv: list[str] | None = None) -> int:
     """Serve a scenario on 127.0.0.1 as one endpoint answers, until Ctrl-C."""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--endpoint", choices=sorted(BY_NAME), default="anthropic")
-    parser.add_argument(
-        "--scenario",
-        type=Path,
-        default=Path(__file__).with_name("scenarios") / "v1_demo.yaml",
-        help="the scenario to play (default: the v1 demo's)",
-    )
-    args = parser.parse_args(argv)
-    api = ScriptedAPI(args.endpoint)
-    api.play(args.scenario)
-    print(f"A scripted {BY_NAME[args.endpoint].title}; point a script at it with:")
-    for name, value in api.endpoint_env(args.endpoint).items():
-        print(f"  {name}={value}")
+    api = start_from_command_line(argv)
     try:
         while True:
             time.sleep(3600)
@@ -1111,6 +1098,32 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         api.stop()
     return 0
+
+
+def start_from_command_line(argv: list[str] | None) -> ScriptedAPI:
+    """The server that `main` keeps up, started, and the settings that point a script at it
+    printed; an unknown --endpoint exits with one line that lists the names."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument(
+        "--endpoint",
+        default="anthropic",
+        help=f"answer as this row of scripted/endpoints.py does: {', '.join(BY_NAME)}",
+    )
+    parser.add_argument(
+        "--scenario",
+        type=Path,
+        default=Path(__file__).with_name("scenarios") / "v1_demo.yaml",
+        help="the scenario to play (default: the v1 demo's)",
+    )
+    args = parser.parse_args(argv)
+    if unknown_endpoint(args.endpoint):
+        raise SystemExit(unknown_endpoint(args.endpoint))
+    api = ScriptedAPI(args.endpoint)
+    api.play(args.scenario)
+    print(f"A scripted {BY_NAME[args.endpoint].title}; point a script at it with:")
+    for name, value in api.endpoint_env(args.endpoint).items():
+        print(f"  {name}={value}")
+    return api
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ before choosing to open anything. For every version chapter in the nav, in both 
 - the chapter has its key-concepts table (a concept, and where it is in the code) and its
   comparison table (the version before, or for v1 a plain model call, against this one);
 - it has a dated "In Claude Code today" box that links its source;
+- its parts come in the same order in every chapter: the demo, the diff walkthrough (from v2
+  on, folded), the key-concepts table, the comparison table, the pattern, then the box;
 - from v2 on, its walkthrough of the diff has one item per hunk of the diff as the files are now.
 
 And the API's own answers the v5 chapter shows (examples/context_management.py) are request
@@ -39,6 +41,7 @@ KEY_CONCEPTS = {
 NO_AGENT = {"en": "A plain model call", "ja": "モデルを呼ぶだけ"}  # what v1 is compared with
 ASPECT = {"en": "", "ja": ""}  # the comparison table's first header cell is left blank
 CLAUDE_CODE_BOX = {"en": "In Claude Code today", "ja": "いまの Claude Code では"}
+PATTERN = {"en": "The pattern", "ja": "パターン"}  # the heading of the pattern in one line
 
 # What a reader does not read unless they choose to: folded blocks, code, tables, figures
 # (the charts and the request inspector's sections), diagrams (mermaid's <pre>), and a heading's ¶.
@@ -113,6 +116,12 @@ def compared_header(language: str, version: str) -> list[str]:
     return [ASPECT[language], before, version]
 
 
+def table_start(html: str, header: list[str]) -> int:
+    """Where the table with these header cells is."""
+    cells = "".join(rf"<th[^>]*>{re.escape(cell)}</th>\s*" for cell in header)
+    return re.search(cells, html).start()
+
+
 def cell_text(cell: str) -> str:
     return unescape(re.sub(r"<[^>]+>", "", cell)).strip()
 
@@ -171,6 +180,25 @@ def test_a_chapter_says_how_claude_code_does_it_today_with_a_date_and_a_source(
     [(title, body)] = [box for box in boxes if CLAUDE_CODE_BOX[language] in box[0]]
     assert re.search(r"\b20\d\d-\d\d\b|20\d\d 年 \d\d? 月", title), f"no date in {title!r}"
     assert re.search(r'<a href="https://', body), "no source linked"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_a_chapters_parts_come_in_the_same_order(built_site, page, language):
+    """The order issue 32 gives, with the diff walkthrough in one place in every chapter: at the
+    end of the code, before the key concepts (v1 has no diff)."""
+    version = page[:2]
+    html = article(built_site, language, page)
+    parts = {"the demo": demo_start(html, version)}
+    if version != "v1":
+        before = f"v{int(version[1]) - 1}"
+        walkthrough = re.escape(f"{SCRIPTS[before]} → {SCRIPTS[version]}")
+        parts["the diff walkthrough"] = re.search(rf"<summary>[^<]*{walkthrough}", html).start()
+    parts["the key concepts"] = table_start(html, KEY_CONCEPTS[language])
+    parts["the comparison"] = table_start(html, compared_header(language, version))
+    parts["the pattern"] = re.search(rf"<h2[^>]*>{PATTERN[language]}", html).start()
+    parts["the Claude Code box"] = html.index(CLAUDE_CODE_BOX[language])
+    assert sorted(parts, key=parts.get) == list(parts)
 
 
 @pytest.mark.parametrize("name", ["SERVER_COMPACTION", "CLEAR_TOOL_USES"])

@@ -7,6 +7,7 @@ are the offline demos (tests/test_readme.py, and every docs build), the README's
 pseudo-terminal tests (tests/test_terminal.py).
 """
 
+import re
 import socket
 import sys
 from pathlib import Path
@@ -133,6 +134,53 @@ def test_help_names_the_endpoint_and_the_header_the_key_is_sent_in(
 
 
 AUTH_VARIABLES = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]
+CLAIM = re.compile(r"endpoint (\S+), the key from (\w+) sent as ([^.(]+?)( \(.*\))?\.$", re.M)
+
+
+@pytest.mark.parametrize(
+    ("key", "token", "unused"),
+    [
+        ("k-key", None, ""),
+        (None, "t-token", ""),
+        ("k-key", "t-token", " (ANTHROPIC_AUTH_TOKEN is set too, and not sent)"),  # the key wins
+        ("", "t-token", ""),  # OpenRouter's way: an empty key, the token as Bearer
+    ],
+)
+@once("v1")
+def test_the_header_help_names_is_the_one_that_arrives_with_the_variable_it_names(
+    scripted_api, version, tmp_path, key, token, unused
+):
+    env = {"ANTHROPIC_API_KEY": key, "ANTHROPIC_AUTH_TOKEN": token}
+    [(endpoint, source, header, said_unused)] = CLAIM.findall(
+        run_main(version, "--help", env=env).stdout
+    )
+    assert said_unused == unused
+    scripted_api.play({"turns": [{"text": "ok"}]})
+    assert run_main(version, "hi", env=env, cwd=tmp_path).returncode == 0
+    arrived = scripted_api.requests[0].headers
+    assert endpoint == scripted_api.start().split("://")[1]  # the custom ANTHROPIC_BASE_URL
+    value = {"ANTHROPIC_API_KEY": key, "ANTHROPIC_AUTH_TOKEN": token}[source]
+    if header == "Authorization: Bearer":
+        assert arrived["authorization"] == f"Bearer {value}" and "x-api-key" not in arrived
+    else:
+        assert header == "x-api-key" and arrived["x-api-key"] == value
+        assert "authorization" not in arrived
+
+
+@pytest.mark.parametrize(
+    ("base_url", "endpoint"),
+    [
+        (None, "api.anthropic.com"),  # the SDK's default
+        ("https://openrouter.ai/api", "openrouter.ai/api"),  # the path matters as much
+        ("https://api.deepseek.com/anthropic/", "api.deepseek.com/anthropic"),
+        ("http://localhost:11434", "localhost:11434"),
+    ],
+)
+@once("v1")
+def test_help_names_the_endpoint_the_requests_go_to(version, base_url, endpoint):
+    done = run_main(version, "--help", env={"ANTHROPIC_BASE_URL": base_url})
+    [(said, *_)] = CLAIM.findall(done.stdout)
+    assert said == endpoint
 
 
 @once("v1")

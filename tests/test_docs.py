@@ -290,6 +290,25 @@ def test_every_function_a_page_names_exists_in_the_code():
     assert unknown == [], "names the code does not have:\n" + "\n".join(unknown)
 
 
+TEST_NAMED = re.compile(r"\b(tests/test_\w+\.py)(?:::(\w+))?")  # a file, or a file::test
+
+
+def test_every_test_a_page_names_exists():
+    """A page that says "tested by" names tests/test_x.py, or tests/test_x.py::test_y as pytest
+    takes it: each file is there, and each test is defined in it."""
+    pages = [*DOCS["en"].rglob("*.md"), *DOCS["ja"].rglob("*.md")]
+    pages += [ROOT / "README.md", ROOT / "README_ja.md", *ROOT.glob("workshop/**/README*.md")]
+    missing = []
+    for page in pages:
+        for file, test in TEST_NAMED.findall(page.read_text(encoding="utf-8")):
+            path = ROOT / file
+            if not path.is_file():
+                missing.append(f"{page.relative_to(ROOT)}: {file}")
+            elif test and not re.search(rf"^def {test}\(", path.read_text(encoding="utf-8"), re.M):
+                missing.append(f"{page.relative_to(ROOT)}: {file}::{test}")
+    assert missing == [], "tests the pages name and tests/ does not have:\n" + "\n".join(missing)
+
+
 # -- sections of the scripts
 # -----------------------------------------------------------------------------------
 

@@ -8,12 +8,16 @@ against each row: a quirk the agent stops surviving fails there.
 
 from __future__ import annotations
 
+import json
+
 import anthropic
 import pytest
 
-from scripted.endpoints import BY_NAME, ENDPOINTS, THINKING
+from scripted.demo import main as demo_main
+from scripted.endpoints import ANTHROPIC_USAGE, BY_NAME, ENDPOINTS, THINKING
 from scripted.models import MODELS
-from scripted.server import endpoint_model, uses_model_table
+from scripted.server import endpoint_model, start_from_command_line, uses_model_table
+from scripted.server import main as server_main
 
 NAMES = [endpoint.name for endpoint in ENDPOINTS]
 TOOLS = [
@@ -298,3 +302,79 @@ def test_each_version_completes_a_task_on_each_endpoint(
     assert (tmp_path / "hello.py").read_text() == "print('hi')\n"
     assert "Done: hello.py is written." in capsys.readouterr().out
     assert history[-1]["role"] == "assistant"
+
+
+# -- the command lines: python -m scripted.server / scripted.demo --endpoint NAME --
+
+
+@pytest.mark.parametrize(
+    ("main", "args"),
+    [(demo_main, ["v1"]), (server_main, [])],
+    ids=["scripted.demo", "scripted.server"],
+)
+def test_an_unknown_endpoint_is_one_line_that_lists_the_names(main, args):
+    with pytest.raises(SystemExit) as stopped:
+        main([*args, "--endpoint", "Ollama"])  # the row is "ollama": names are exact
+    said = stopped.value.code
+    assert isinstance(said, str) and "\n" not in said  # printed as one line, exit code 1
+    assert said.startswith("--endpoint 'Ollama' is not a row of scripted/endpoints.py")
+    assert said.endswith(", ".join(NAMES))
+
+
+def settings_printed(text: str) -> dict[str, str]:
+    """The `  NAME=value` lines that python -m scripted.server prints."""
+    lines = [line.strip() for line in text.splitlines() if line.startswith("  ")]
+    return dict(line.split("=", 1) for line in lines)
+
+
+@pytest.mark.parametrize("name", ["ollama", "llama.cpp", "openrouter"])
+def test_the_server_started_as_a_learner_does_answers_as_its_row_says(capsys, name):
+    endpoint = BY_NAME[name]
+    api = start_from_command_line(["--endpoint", name])
+    try:
+        printed = capsys.readouterr().out
+        settings = settings_printed(printed)
+        client = anthropic.Anthropic(
+            base_url=settings["ANTHROPIC_BASE_URL"],
+            api_key=settings["ANTHROPIC_API_KEY"] or None,
+            auth_token=settings["ANTHROPIC_AUTH_TOKEN"] or None,
+            max_retries=0,
+        )
+        sent = {"model": settings["MODEL_ID"], "messages": [{"role": "user", "content": "go"}]}
+        sent["tools"] = TOOLS  # the v1 demo's first turn writes a file
+        max_tokens = int(settings.get("MAX_TOKENS", 1_000))
+        with client.messages.stream(**sent, max_tokens=max_tokens) as stream:
+            reply = stream.get_final_message()
+        if endpoint.max_output:  # llama.cpp's context size: beyond it, its own refusal
+            with pytest.raises(anthropic.BadRequestError) as refused:
+                client.messages.create(**sent, max_tokens=endpoint.max_output + 1, stream=True)
+    finally:
+        api.stop()
+    assert printed.startswith(f"A scripted {endpoint.title};")
+    assert settings["MODEL_ID"] == endpoint.model == reply.model
+    texts = [block.text for block in reply.content if block.type == "text"]
+    assert texts == ["I'll write the script first."]  # the v1 demo's first turn
+    counts = set(reply.usage.model_dump(exclude_none=True))
+    assert counts == set(endpoint.usage or ANTHROPIC_USAGE)  # Ollama's: no cache counts
+    arrived = api.requests[0].headers
+    if endpoint.auth == ("bearer",):  # OpenRouter: the printed token as Bearer, nothing else
+        assert "x-api-key" not in arrived and arrived["authorization"] == "Bearer scripted"
+    if endpoint.max_output:
+        body = refused.value.response.json()
+        assert "type" not in body and body["error"]["code"] == 400  # OpenAI's shape
+        assert "exceeds the available context size" in body["error"]["message"]
+        assert api.refused == [body["error"]["message"]]
+    assert api.violations == [] and api.problems == []
+
+
+def test_the_demo_against_ollama_completes_and_shows_no_cache_figures(tmp_path, capfd):
+    record = tmp_path / "requests.json"
+    (tmp_path / "work").mkdir()
+    args = ["v1", "--endpoint", "ollama", "--workdir", str(tmp_path / "work")]
+    assert demo_main([*args, "--record", str(record)]) == 0  # the script, as a subprocess
+    shown = capfd.readouterr().out
+    usage = [line for line in shown.splitlines() if "[tokens: in " in line]
+    requests = json.loads(record.read_text())
+    assert len(usage) == len(requests) > 1 and "cache" not in shown
+    assert {json.loads(sent["raw"])["model"] for sent in requests} == {"qwen3-coder"}
+    assert "FizzBuzz" in (tmp_path / "work" / "fizzbuzz.py").read_text()

@@ -18,7 +18,7 @@ import anthropic
 import pytest
 
 from docsgen.charts import GISTDEX
-from docsgen.hood import FIRST_CALLS
+from docsgen.hood import FIRST_CALLS, Call, Page
 from docsgen.numbers import PLACEHOLDER, constant
 from scripted import ROOT, SCRIPTS
 from scripted.demo import recording
@@ -121,6 +121,33 @@ def test_the_demo_records_each_request_as_the_server_got_it_and_the_reply(script
     assert saved["track"] == MAIN
     assert saved["reply"]["status"] == 200
     assert saved["reply"]["body"]["content"] == [{"type": "text", "text": "hello"}]
+
+
+@pytest.mark.parametrize(
+    ("usage", "en", "ja"),
+    [
+        (  # Claude with nothing cached counts 0
+            {
+                "input_tokens": 1200,
+                "output_tokens": 9,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+            "tokens: in 1,200, out 9, cache write 0, cache read 0",
+            "トークン: 入力 1,200、出力 9、キャッシュ書き込み 0、キャッシュ読み込み 0",
+        ),
+        (  # Ollama's usage has no cache fields: no cache figures, rather than a claimed 0
+            {"input_tokens": 1200, "output_tokens": 9},
+            "tokens: in 1,200, out 9",
+            "トークン: 入力 1,200、出力 9",
+        ),
+    ],
+)
+def test_a_replys_tokens_show_the_cache_figures_only_where_the_usage_has_them(usage, en, ja):
+    message = {"stop_reason": "end_turn", "usage": usage}
+    call = Call(1, MAIN, 10, {}, {"status": 200, "body": message})
+    assert Page("v1", "en").reply_facts(call) == ["stop_reason end_turn", en]
+    assert Page("v1", "ja").reply_facts(call) == ["stop_reason end_turn", ja]
 
 
 # -- every call, with its size ------------------------------------------------------------------

@@ -22,12 +22,14 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import anthropic
 import pytest
 
 from scripted import ROOT
 from scripted.chat_completions import ScriptedChatCompletions
 from scripted.server import loopback_env
 from tests.test_endpoints import NOT_YET, TASK
+from tests.test_loop import LITELLM_TOO_LONG
 
 MASTER_KEY = "sk-scripted-master"
 STARTUP_LIMIT = 90  # seconds: its imports are heavy, and CI machines are shared
@@ -204,3 +206,45 @@ def test_v1_completes_a_task_through_litellms_openai_route(
     second = chat_backend.requests[-1]["messages"]
     calls = [call["id"] for call in second[-3]["tool_calls"]]
     assert [message.get("tool_call_id") for message in second[-2:]] == calls
+
+
+# OpenAI's words for a prompt beyond the context window, which LiteLLM recognizes as such
+# (litellm 1.108.7: litellm_core_utils/exception_mapping_utils.py, "this model's maximum context
+# length is", mapped to its ContextWindowExceededError)
+OPENAI_TOO_LONG = (
+    "This model's maximum context length is 25000 tokens. However, your messages resulted in "
+    "30012 tokens. Please reduce the length of the messages."
+)
+
+
+@pytest.mark.parametrize("version", ["v1"])
+def test_a_message_too_long_for_the_window_behind_litellms_openai_route_is_taken_back(
+    litellm_proxy, chat_backend, make_agent, capsys
+):
+    model = "gpt-4o-mini-dropping"
+    too_long = {"error": {"status": 400, "message": OPENAI_TOO_LONG}}
+    chat_backend.play({"turns": [too_long, too_long, {"text": "Short and fine."}]})
+    client = anthropic.Anthropic(base_url=litellm_proxy, api_key=MASTER_KEY, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(
+            model=model, max_tokens=100, messages=[{"role": "user", "content": "go"}]
+        )
+    # the words tests/test_loop.py plays for this route, on every version
+    assert refused.value.body["error"]["message"] == LITELLM_TOO_LONG.replace("gpt-4o-mini", model)
+    pasted = "lorem ipsum " * 10_000  # 120,000 characters
+    agent = make_agent(
+        ANTHROPIC_BASE_URL=litellm_proxy,
+        ANTHROPIC_API_KEY=MASTER_KEY,
+        ANTHROPIC_AUTH_TOKEN="",
+        MODEL_ID=model,
+    )
+    history = []
+    assert agent.run_turn(history, pasted) == 1
+    told = capsys.readouterr().err
+    print(told)  # as shown() does, for `pytest -rA`
+    assert "your message is 120,000 characters" in told and "25000 tokens" in told
+    assert "taken back" in told and history == []
+    assert agent.run_turn(history, "Summarize the README.") == 0
+    last = chat_backend.requests[-1]["messages"]
+    assert pasted not in str(last) and "Summarize the README." in str(last)
+    assert chat_backend.problems == [] and chat_backend.remaining() == 0

@@ -4,6 +4,7 @@ Every version has this loop, so every test runs against every version script. Th
 checks each request against the API's rules; a test fails on any violation even if it asserts
 nothing."""
 
+import re
 import sys
 from pathlib import Path
 from typing import get_args
@@ -414,24 +415,48 @@ def prompt_tokens(body: dict) -> int:
     return sum(tokens(unit) for unit in prompt_units(body))
 
 
-@pytest.mark.parametrize("endpoint", ["anthropic", "llama.cpp"])
+# What LiteLLM's OpenAI-format route passes on when the backend says the prompt is too long, in
+# OpenAI's words: as tests/test_litellm.py sees it from LiteLLM 1.108.7, over six lines.
+LITELLM_TOO_LONG = (
+    "litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
+    "OpenAIException - This model's maximum context length is 25000 tokens. However, your "
+    "messages resulted in 30012 tokens. Please reduce the length of the messages.\n"
+    "model=gpt-4o-mini. context_window_fallbacks=None. fallbacks=None.\n\n"
+    "Set 'context_window_fallback' - https://docs.litellm.ai/docs/routing#fallbacks\n\n"
+    "LiteLLM: model group 'gpt-4o-mini' failed with the error above. No fallback was attempted."
+)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "refusal"),
+    [
+        ("anthropic", None),  # by size: "prompt is too long: 30012 tokens > 25000 maximum"
+        ("llama.cpp", None),  # by size, in its words and in OpenAI's shape
+        ("litellm-openai", {"status": 400, "message": LITELLM_TOO_LONG}),
+        # the same words as an `event: error` in a 200 stream (see STREAM_ERROR in setup.py)
+        ("litellm-openai", {"status": 400, "message": LITELLM_TOO_LONG, "midstream": True}),
+    ],
+    ids=["anthropic", "llama.cpp", "litellm-openai", "litellm-openai-midstream"],
+)
 def test_a_message_too_long_for_the_window_is_taken_back_and_the_next_one_works(
-    scripted_api, make_agent, capsys, endpoint
+    scripted_api, make_agent, capsys, endpoint, refusal
 ):
     pasted = "lorem ipsum " * 10_000  # 120,000 characters: about 30,000 tokens
-    scripted_api.play(
-        {
-            "endpoint": endpoint,
-            "context_window": 25_000,
-            "turns": [{"expect": {"last_user_contains": "Summarize"}, "text": "Short and fine."}],
-        }
-    )
+    scenario = {
+        "endpoint": endpoint,
+        "context_window": 25_000,
+        "turns": [{"expect": {"last_user_contains": "Summarize"}, "text": "Short and fine."}],
+    }
+    if refusal:  # in words the server does not play by size
+        scenario = {**scenario, "turns": [{"error": refusal}, *scenario["turns"]]}
+        del scenario["context_window"]
+    scripted_api.play(scenario)
     agent = make_agent(**scripted_api.endpoint_env(endpoint))
     history = []
     assert agent.run_turn(history, pasted) == 1
-    told = capsys.readouterr().err
-    assert "your message is 120,000 characters" in told and "25000" in told  # the limit, as said
-    assert "taken back" in told and history == []
+    [told] = [line for line in capsys.readouterr().err.splitlines() if "your message" in line]
+    assert told.startswith("[error: your message is 120,000 characters") and told.endswith("]")
+    assert "25000" in told and "taken back" in told and history == []  # the limit, as said
     assert agent.run_turn(history, "Summarize the README.") == 0
     sent = scripted_api.requests[-1].body["messages"]
     assert [message["role"] for message in sent] == ["user"]  # v2+ add their planning reminder
@@ -548,6 +573,29 @@ def test_usage_that_only_the_end_of_the_stream_carries_is_shown(
     assert agent.run_turn([], "hi") == 0
     shown = capsys.readouterr().out  # message_start said 0 input tokens; message_delta, more
     assert "tokens: in " in shown and "tokens: in 0," not in shown
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "model", "cache_figures"),
+    [
+        # below the model's cache minimum (4,096 tokens) nothing is cached, and Claude says 0
+        ("anthropic", "claude-opus-4-6", ", cache write 0, cache read 0"),
+        ("ollama", "", ""),  # its usage has input and output only: no cache figures at all
+        ("vllm", "", ""),  # ... and those only at the end of the stream
+    ],
+)
+@once("v1")
+def test_the_cache_figures_are_shown_only_where_the_endpoint_counts_them(
+    scripted_api, make_agent, capsys, endpoint, model, cache_figures
+):
+    scripted_api.play({"endpoint": endpoint, "turns": [{"text": "Hi."}]})
+    env = scripted_api.endpoint_env(endpoint)
+    if model:
+        env["MODEL_ID"] = model
+    agent = make_agent(**env)
+    assert agent.run_turn([], "hi") == 0
+    shown = capsys.readouterr().out
+    assert re.search(rf"\[tokens: in [1-9][\d,]*, out [1-9][\d,]*{cache_figures}\]", shown), shown
 
 
 @once("v1")

@@ -3,6 +3,7 @@ tool runs commands with (on Windows, Git for Windows' bash.exe when there is one
 PowerShell)."""
 
 import base64
+import dataclasses
 import os
 import stat
 import subprocess
@@ -10,7 +11,16 @@ import sys
 
 import pytest
 
-from plumbing.platforms import Shell, linux, macos, this_platform, windows, windows_shell
+from plumbing.platforms import (
+    Shell,
+    linux,
+    macos,
+    shell_in_use,
+    this_platform,
+    windows,
+    windows_shell,
+)
+from scripted.replay import SHELL_IN_USE
 
 OS_OF_SYS_PLATFORM = {"win32": "windows", "darwin": "macos"}
 
@@ -87,3 +97,22 @@ def test_windows_without_git_bash_runs_commands_with_powershell(tmp_path, monkey
     shell = windows_shell()
     assert shell.name == "PowerShell"
     assert os.path.dirname(shell.program) == str(tmp_path / "PowerShell" / "7")
+
+
+def test_the_model_is_told_the_os_and_the_shell_in_use():
+    with_git_bash = dataclasses.replace(windows(), shell=Shell("bash", r"C:\Git\bin\bash.exe"))
+    with_powershell = dataclasses.replace(windows(), shell=Shell("PowerShell", "powershell.exe"))
+    assert shell_in_use(with_git_bash) == "bash on Windows"
+    assert shell_in_use(with_powershell) == "PowerShell on Windows"
+    assert shell_in_use(dataclasses.replace(macos(), shell=Shell("sh", "/bin/sh"))) == "sh on macOS"
+
+
+@pytest.mark.parametrize("shell", [Shell("bash", "bash"), Shell("sh", "/bin/sh"),
+                                   Shell("PowerShell", "pwsh")], ids=lambda shell: shell.name)
+@pytest.mark.parametrize("offered", [linux, macos, windows])
+def test_a_recording_made_on_one_os_replays_on_another(offered, shell):
+    """The replay masks what the model is told of the OS and the shell, whatever they are."""
+    where = shell_in_use(dataclasses.replace(offered(), shell=shell))
+    told = f"The bash tool runs your commands with {where}."
+    assert SHELL_IN_USE.sub("<shell> on <OS>", told) == (
+        "The bash tool runs your commands with <shell> on <OS>.")

@@ -34,6 +34,7 @@ from plumbing.sandbox import (
     SEATBELT_PROFILE,
     as_command_line,
     git_driver_settings,
+    launcher_environment,
     note_read_only_protection,
     private_prefix,
     remove_private_folders,
@@ -304,7 +305,7 @@ def test_on_macos_a_command_runs_under_sandbox_exec_with_the_private_folder_reso
 
 def test_on_macos_the_checked_words_run_in_sh_inside_sandbox_exec(work):
     line = as_command_line([["grep", "-n", "$HOME *", "a.txt"], ["wc", "-l"]], str(work), [],
-                           "sandbox-exec", macos().shell)
+                           "sandbox-exec", macos())
     words = shlex.split(line)
     assert words[:2] == ["exec", sandbox_program("sandbox-exec") or "sandbox-exec"]
     assert words[2:6] == ["-p", SEATBELT_PROFILE, "-D", f"PRIVATE={os.path.realpath(work)}"]
@@ -412,23 +413,22 @@ def test_on_windows_with_git_bash_the_pipeline_runs_through_bash_with_the_parser
         run_read_only([["cat", "/proc/self/environ"]], 10, threading.Event(), git_bash)
 
 
-POWERSHELL = Shell("PowerShell", "powershell.exe")
-needs_grep_and_sort = pytest.mark.skipif(
-    shutil.which("grep") is None or shutil.which("sort") is None,
-    reason="needs grep and sort on PATH (on Windows, Git for Windows' usr/bin)")
+POWERSHELL = dataclasses.replace(windows(), shell=Shell("PowerShell", "powershell.exe"))
+needs_grep_and_head = pytest.mark.skipif(
+    shutil.which("grep") is None or shutil.which("head") is None,
+    reason="needs grep and head on PATH (on Windows, Git for Windows' usr/bin)")
 
 
-@needs_grep_and_sort
-
+@needs_grep_and_head
 def test_on_windows_with_powershell_each_word_is_quoted_and_each_program_named_by_its_path(a_txt):
     """PowerShell's `cat` is Get-Content: the program found on PATH runs, by its full path."""
-    line = as_command_line([["grep", "-n", "it's $HOME *", "a.txt"], ["sort"]], "C:/private",
+    line = as_command_line([["grep", "-n", "it's $HOME *", "a.txt"], ["head"]], "C:/private",
                            [], "", POWERSHELL)
-    grep, sort = shutil.which("grep"), shutil.which("sort")
-    assert line == f"& '{grep}' '-n' 'it''s $HOME *' 'a.txt' | & '{sort}'"
+    grep, head = shutil.which("grep"), shutil.which("head")
+    assert line == f"& '{grep}' '-n' 'it''s $HOME *' 'a.txt' | & '{head}'"
 
 
-@needs_grep_and_sort
+@needs_grep_and_head
 @pytest.mark.parametrize("word", ['say "hi" --output=x', ""])
 def test_on_windows_with_powershell_a_word_it_would_split_or_drop_is_refused(a_txt, word):
     with pytest.raises(ToolError, match="cannot be passed on through PowerShell as one word"):
@@ -445,6 +445,93 @@ def test_on_windows_git_is_given_its_no_program_settings_in_powershell_too(a_txt
     line = as_command_line([["git", "diff"]], "C:/private", ["diff.x.textconv="], "", POWERSHELL)
     assert "'-c' 'core.fsmonitor=false'" in line and "'-c' 'diff.x.textconv='" in line
     assert line.endswith("'diff' '--no-ext-diff' '--no-textconv' '--ignore-submodules'")
+
+
+# Windows' own sort.exe, find.exe and tree.com take /options the parser does not check (sort /O
+# writes a file); Git for Windows keeps the POSIX tools in Git/usr/bin, seldom on the PATH.
+@pytest.fixture
+def drive(tmp_path_factory, monkeypatch):
+    """Folders that play Git for Windows (Git/bin/bash, Git/usr/bin/sort) and Windows
+    (Windows/System32/sort and find, which leave a file, as sort /O would)."""
+    root = tmp_path_factory.mktemp("drive")
+    tool(root / "Git" / "usr" / "bin", "sort", "gits-posix-sort")
+    for name in ["sort", "find"]:
+        tool(root / "Windows" / "System32", name, f"windows-own-{name}; touch written-by-{name}")
+    (root / "Git" / "bin").mkdir()
+    (root / "Git" / "bin" / "bash").symlink_to(shutil.which("bash"))
+    monkeypatch.setenv("SYSTEMROOT", str(root / "Windows"))
+    monkeypatch.delenv("PATHEXT", raising=False)
+    return root
+
+
+def git_bash_in(drive):
+    return dataclasses.replace(windows(), shell=Shell("bash", str(drive / "Git/bin/bash")))
+
+
+def with_path(monkeypatch, *folders) -> None:
+    monkeypatch.setenv("PATH", os.pathsep.join(str(folder) for folder in folders))
+
+
+needs_posix_stand_ins = pytest.mark.skipif(
+    sys.platform == "win32" or shutil.which("bash") is None,
+    reason="the stand-ins are POSIX shell scripts, run by this machine's bash")
+
+
+@needs_posix_stand_ins
+@pytest.mark.parametrize("shell, name", [("PowerShell", "sort"), ("bash", "find")])
+def test_on_windows_a_program_found_only_in_windows_own_folder_is_refused(
+        a_txt, drive, monkeypatch, shell, name):
+    """PowerShell (no Git for Windows found), or Git's bash whose usr/bin lacks this tool."""
+    with_path(monkeypatch, drive / "Windows" / "System32")
+    platform = POWERSHELL if shell == "PowerShell" else git_bash_in(drive)
+    own = drive / "Windows" / "System32" / name
+    with pytest.raises(ToolError) as refused:
+        run_read_only([[name, "a.txt"]], 10, threading.Event(), platform)
+    assert str(refused.value) == (
+        f"refused: {name} here is Windows' own {own}, whose /options the read-only rules do not "
+        "check (sort /O writes a file); install Git for Windows: its POSIX tools "
+        "(Git\\usr\\bin) are looked up first")
+    assert list(a_txt.iterdir()) == [a_txt / "a.txt"]
+
+
+@needs_posix_stand_ins
+def test_on_windows_gits_posix_sort_runs_though_system32_comes_first_on_the_path(
+        a_txt, drive, monkeypatch):
+    """Git's bash finds Git's usr/bin beside it; the rest (grep) comes from the PATH."""
+    with_path(monkeypatch, drive / "Windows" / "System32", os.environ["PATH"])
+    pipeline = [["sort", "a.txt"], ["grep", "-c", "posix"]]
+    assert run_read_only(pipeline, 10, threading.Event(), git_bash_in(drive)) == ("1", 0)
+    assert list(a_txt.iterdir()) == [a_txt / "a.txt"]
+
+
+@needs_posix_stand_ins
+def test_on_windows_both_shells_name_the_same_programs(a_txt, drive, monkeypatch):
+    """PowerShell, where Git's usr/bin is on the PATH after System32, and Git's bash, which
+    also gets Git's folders first on its PATH, for what its programs start in turn."""
+    git_tools = drive / "Git" / "usr" / "bin"
+    system32 = drive / "Windows" / "System32"
+    with_path(monkeypatch, system32, git_tools, "/usr/bin")
+    sort, grep = git_tools / "sort", shutil.which("grep", path="/usr/bin")
+    pipeline = [["sort", "a.txt"], ["grep", "x"]]
+    in_powershell = as_command_line(pipeline, "C:/private", [], "", POWERSHELL)
+    in_bash = as_command_line(pipeline, "C:/private", [], "", git_bash_in(drive))
+    assert in_powershell == f"& '{sort}' 'a.txt' | & '{grep}' 'x'"
+    assert in_bash.endswith(f"; {sort} a.txt | {grep} x")
+    path = launcher_environment("C:/private", git_bash_in(drive))["PATH"]
+    assert path.split(os.pathsep) == [str(git_tools), str(drive / "Git/mingw64/bin"),
+                                      str(system32), str(git_tools), "/usr/bin"]
+
+
+@pytest.mark.parametrize("platform", [linux(), macos()], ids=["linux", "macos"])
+def test_on_linux_and_macos_the_shell_finds_each_program_on_the_path_as_before(
+        a_txt, tmp_path_factory, monkeypatch, platform):
+    """No lookup of ours, and no Git folders: the PATH without the work folder's."""
+    tools, system = tmp_path_factory.mktemp("tools"), tmp_path_factory.mktemp("system")
+    with_path(monkeypatch, tools, a_txt, system)
+    line = as_command_line([["sort", "a.txt"], ["grep", "x"]], str(a_txt), [], "", platform)
+    assert line == f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; sort a.txt | grep x"
+    path = launcher_environment(str(a_txt), platform)["PATH"]
+    assert path.split(os.pathsep) == [str(tools), str(system)]
 
 
 @pytest.mark.skipif(sys.platform != "win32", reason="needs Windows (the GitHub workflow's)")

@@ -4,14 +4,15 @@ Tested once, against the modules, with rich writing into a buffer that says it i
 a pipe). The scripts' own screens are seen through a real pseudo-terminal in test_terminal.py.
 """
 
+import inspect
 import io
 import threading
 
 import pytest
 from rich.console import Console
 
-from plumbing.screen import Screen, fit, plain
-from plumbing.status import Status, StatusBoard
+from plumbing.screen import LoopScreen, Screen, fit, plain
+from plumbing.status import LockedScreen, Status, StatusBoard
 
 def terminal_screen(width: int = 80, **options) -> tuple[Screen, io.StringIO]:
     buffer = io.StringIO()
@@ -91,6 +92,50 @@ def test_an_alert_on_stderr_has_no_control_sequence(capsys):
 def test_a_status_line_has_no_control_sequence_of_its_description():
     line = Status("explore", HOSTILE).line()
     assert line.startswith("[explore] a?b?c?d?e?f?g h … 0 tools, ")  # NEL is a space there
+
+
+@pytest.mark.parametrize("shower", [Screen, Status, LockedScreen])
+def test_the_main_screen_a_subagents_status_and_the_shared_screen_each_show_every_loop_event(
+    shower
+):
+    """What the loop calls (LoopScreen) each of them has, with the same parameters."""
+    events = [name for name in vars(LoopScreen) if not name.startswith("_")]
+    assert len(events) == 7
+    for event in events:
+        expected = inspect.signature(getattr(LoopScreen, event))
+        assert inspect.signature(getattr(shower, event)) == expected, event
+
+
+# -- a Windows pipe: cp1252 (the West) or cp932 (Japan), where ┊, emoji and more are missing --
+WINDOWS_PIPE_SHOWS = {  # what each code page can show of "┊ 日本語 café 🙂"
+    "cp1252": "? ??? café ?",
+    "cp932": "? 日本語 caf? ?",
+}
+
+
+@pytest.mark.parametrize("encoding", WINDOWS_PIPE_SHOWS)
+def test_a_pipe_in_a_windows_code_page_shows_what_it_can_and_never_raises(encoding, monkeypatch):
+    """Python writes to a Windows pipe in the ANSI code page, strictly: a character it lacks
+    would raise UnicodeEncodeError and end the agent."""
+    def windows_pipe() -> tuple[io.TextIOWrapper, io.BytesIO]:
+        raw = io.BytesIO()
+        return io.TextIOWrapper(raw, encoding=encoding, errors="strict"), raw
+
+    stdout, out = windows_pipe()
+    stderr, err = windows_pipe()
+    monkeypatch.setattr("sys.stderr", stderr)  # where alerts go in a pipe
+    screen = Screen(Console(file=stdout, force_terminal=False, width=80))
+    sample = "┊ 日本語 café 🙂"
+    screen.thinking(f"{sample}\n")
+    screen.text(f"{sample}\n")
+    screen.tool_call("bash", {"command": sample})
+    screen.tool_result(sample, False)
+    screen.note(sample)
+    screen.alert(sample)
+    shows = WINDOWS_PIPE_SHOWS[encoding]
+    assert out.getvalue().decode(encoding).splitlines() == [
+        f"  ? {shows}", shows, f"> bash {{\"command\": \"{shows}\"}}", f"  {shows}", f"[{shows}]"]
+    assert err.getvalue().decode(encoding) == f"\n[{shows}]\n"
 
 
 def test_fit_counts_wide_characters_as_two_columns():

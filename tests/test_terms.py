@@ -40,6 +40,7 @@ DRIFTED = [
     "段階的な開示",
     "スクリプト化モデル",
     "抜け道",
+    "単語",  # the shell's words: the command's name and its arguments (issue 32)
 ]
 # Words with one meaning each, in both languages: (English, Japanese). The count per page must
 # agree, so a word used for a second idea in one language shows.
