@@ -254,7 +254,10 @@ def message_shape_errors(i: int, message: Any) -> list[str]:
 
 
 def tool_pairing_errors(messages: list[dict]) -> list[str]:
-    """The rule agents break most: each tool_use is answered in the very next user message."""
+    """The rule agents break most: each tool_use is answered in the very next user message,
+    results first; in any order, since the calls of one reply are unordered.
+    https://platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls
+    https://platform.claude.com/docs/en/agents-and-tools/tool-use/parallel-tool-use"""
     errors, seen_ids = [], set()
     for i, message in enumerate(messages):
         if message["role"] == "user":

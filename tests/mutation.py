@@ -1,0 +1,258 @@
+"""Mutation testing, one chosen module at a time: how many planted bugs the tests catch.
+
+    python -m tests.mutation rules          # one target (see TARGETS), a few minutes
+    python -m tests.mutation --list         # the targets, their code and their tests
+
+mutmut (requirements-mutation.txt) changes one thing at a time in the target's code (a `<` for a
+`<=`, a string, a deleted call) and runs the tests that reach the function it changed. A mutant the
+tests pass is a bug they would miss. The run works in a copy of the project under .mutation/, so
+the checkout is never changed, and it reads only the test files named in the target: on a shared
+machine each run takes minutes, not the suite's hour per mutant. Not part of .ci/run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutation"
+
+# A target: the files to mutate; optionally the functions (mutmut's names, globs allowed) when
+# only part of a file is in scope; and the tests that matter for it.
+TARGETS = {
+    "rules": {
+        "files": ["scripted/rules.py"],
+        # plain_text() and declared_tools() also serve the scenario's checks (test_server.py's)
+        "tests": [
+            "tests/test_rules.py",
+            "tests/test_server.py::test_scripted_tool_call_must_fit_the_declared_schema",
+            "tests/test_server.py::test_failed_expect_is_a_problem_and_a_400",
+            "tests/test_server.py::test_tracks_route_requests_by_their_first_user_message",
+        ],
+    },
+    "server-rules": {
+        "files": ["scripted/server.py"],
+        "functions": [
+            "x_signature_errors",
+            "x_breakpoints",
+            "x_count_usage",
+            "xǁScriptedAPIǁ_answer",
+            "xǁScriptedAPIǁ_endpoint_refuses",
+            "xǁScriptedAPIǁ_missing_thinking_errors",
+            "xǁScriptedAPIǁ_prefill_errors",
+            "xǁScriptedAPIǁ_too_long",
+        ],
+        # test_server.py's tests of the same rules; its tests of timing (latency, held replies)
+        # go through _answer too, and would add seconds to every mutant for nothing
+        "tests": ["tests/test_rules.py"] + [
+            f"tests/test_server.py::test_{name}"
+            for name in (
+                "a_follow_up_request_reads_the_whole_earlier_conversation_from_the_cache",
+                "below_the_model_minimum_nothing_is_cached_and_nothing_says_so",
+                "the_minimum_cacheable_prefix_depends_on_the_model",
+                "a_breakpoint_on_the_system_prompt_caches_only_what_comes_before_it",
+                "more_than_four_breakpoints_are_refused",
+                "thinking_blocks_sent_back_as_they_came_are_accepted",
+                "a_thinking_block_changed_unsigned_or_left_out_is_refused",
+                "thinking_blocks_are_tied_to_the_model_that_wrote_them",
+                "sonnet_5_5_refuses",
+                "sonnet_5_5_takes_no_prefill_but_resumes_a_paused_turn",
+                "an_endpoint_can_refuse_an_optional_field",
+                "a_prompt_longer_than_the_context_window_is_too_long",
+                "other_endpoints_answer_not_found",
+                "a_broken_conversation_is_refused_like_the_real_api",
+            )
+        ] + [  # the rows of scripted/endpoints.py: their own refusals and key headers
+            f"tests/test_endpoints.py::test_{name}"
+            for name in (
+                "a_refused_field_gets_the_rows_own_words_and_error_shape",
+                "errors_come_in_the_rows_shape",
+                "max_tokens_beyond_the_rows_limit_is_refused",
+                "the_key_is_taken_only_in_the_rows_headers",
+            )
+        ],
+    },
+    "budget": {
+        "files": ["plumbing/budget.py"],
+        # the cut and the room made (tool_results_size() serves setup.py's too-long recovery)
+        "functions": [
+            "x_clip", "x_cut_note", "x_cut_short", "x_make_room", "x_is_full_tool_result",
+        ],
+        "tests": ["tests/test_plumbing_rules.py"],
+    },
+    "replies": {
+        "files": ["plumbing/replies.py"],
+        "tests": ["tests/test_plumbing_rules.py"],
+    },
+    "subagents": {
+        "files": ["plumbing/subagents.py"],
+        "tests": ["tests/test_plumbing_rules.py"],
+    },
+    "checks": {
+        "files": ["plumbing/checks.py"],
+        "tests": ["tests/test_plumbing_rules.py"],
+    },
+    "turns": {
+        "files": ["plumbing/turns.py"],
+        "tests": ["tests/test_plumbing_rules.py", "tests/test_plumbing_turns.py"],
+    },
+    "deny-list": {
+        "files": ["plumbing/commands.py"],
+        "functions": ["x_refuse_if_blocked", "x_blocklist_spelling"],
+        "tests": ["tests/test_plumbing_rules.py"],
+    },
+    "numbers": {
+        "files": ["docsgen/numbers.py"],
+        # page_numbers() and benchmark_figures() gather the site's figures (the docs build and
+        # tests/test_docs.py check them); these are the rules they are gathered by
+        "functions": [
+            "x_constant", "x_number_constants", "x_environment_default", "x_setting_default",
+            "x_as_shown", "x_code_lines", "x_plumbing_line", "x_plumbing_import_lines",
+            "x_lesson_code_lines", "x_changed_lines", "x_main_agent_input", "x_cache_writes",
+            "x_model_numbers", "x_caching_numbers", "x_fill_in*",
+        ],
+        "tests": ["tests/test_generators.py"],
+    },
+    "changes": {
+        "files": ["docsgen/changes.py"],
+        "tests": ["tests/test_generators.py"],
+    },
+    "workshop": {
+        "files": ["workshop/reference.py"],
+        # how a solution is built from its diffs; the exercises' own checks are regular
+        # expressions and test functions, which mutmut leaves alone (test_workshop_rules.py
+        # and test_workshop.py's wrong solutions pin those)
+        "functions": [
+            "x_apply_diff", "x_apply_file_diff", "x_hunk_length", "x_find_block", "x_diff_path",
+            "x_rules_of", "x_rule_of", "x_variants", "x_empty_folder",
+        ],
+        "tests": [
+            "tests/test_workshop_rules.py",
+            "tests/test_workshop.py::test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where",
+            "tests/test_workshop.py::test_a_diff_can_create_files_in_new_folders",
+            "tests/test_workshop.py::"
+            "test_the_reference_tool_starts_from_an_empty_folder_and_empties_only_its_own",
+            "tests/test_workshop.py::test_every_rule_of_a_readme_has_a_test_a_wrong_and_a_right_solution",
+        ],
+    },
+}
+
+
+def copy_project(into: Path) -> None:
+    """The files git knows of, or would (new ones included), as they are in the checkout."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file() and not name.startswith(".mutation/"):
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+
+
+def mutmut_settings(target: dict, into: Path) -> str:
+    """The [tool.mutmut] table for this target. Everything but the target's files is copied as
+    it is, so the tests find the rest of the project beside the mutated code."""
+    others = sorted(
+        entry.name for entry in into.iterdir()
+        if entry.name not in ("mutants", ".git") and not entry.name.startswith(".mutation")
+    )
+    lines = [
+        "\n[tool.mutmut]",
+        f"source_paths = {quoted(target['files'])}",
+        f"also_copy = {quoted(others)}",
+        f"pytest_add_cli_args_test_selection = {quoted(target['tests'])}",
+        'pytest_add_cli_args = ["-p", "no:xdist", "-p", "no:randomly", "-q"]',
+        "use_git_change_detection = false",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def quoted(names: list[str]) -> str:
+    return "[" + ", ".join(f'"{name}"' for name in names) + "]"
+
+
+def mutant_patterns(target: dict) -> list[str]:
+    """mutmut's names for the mutants of the chosen functions (all of the file's when none)."""
+    patterns = []
+    for file in target["files"]:
+        module = file.removesuffix(".py").replace("/", ".")
+        for function in target.get("functions", ["*"]):
+            patterns.append(f"{module}.{function}__mutmut_*")
+    return patterns
+
+
+def tally(into: Path, patterns: list[str]) -> Counter:
+    """Each mutant's outcome, from `mutmut results --all true`, for the chosen functions."""
+    from fnmatch import fnmatch
+
+    listed = subprocess.run(
+        [mutmut(), "results", "--all", "true"], cwd=into, capture_output=True, text=True,
+        check=True,
+    ).stdout
+    outcomes = Counter()
+    for line in listed.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if name and any(fnmatch(name, pattern) for pattern in patterns):
+            outcomes[status] += 1
+            if status not in ("killed", "timeout"):
+                print(f"  {status}: {name}")
+    return outcomes
+
+
+def mutmut() -> str:
+    return str(Path(sys.executable).with_name("mutmut"))
+
+
+def run(name: str, children: int) -> Counter:
+    target = TARGETS[name]
+    into = WORK / name
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    copy_project(into)
+    with open(into / "pyproject.toml", "a", encoding="utf-8") as settings:
+        settings.write(mutmut_settings(target, into))
+    patterns = mutant_patterns(target)
+    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}
+    environment.pop("PYTHONDONTWRITEBYTECODE")
+    subprocess.run(
+        [mutmut(), "run", "--max-children", str(children), *patterns],
+        cwd=into, env=environment, check=False,
+    )
+    outcomes = tally(into, patterns)
+    total = sum(outcomes.values())
+    killed = outcomes["killed"] + outcomes["timeout"]
+    share = f"{100 * killed / total:.1f}%" if total else "-"
+    print(f"{name}: {total} mutants, {killed} killed ({share}), {total - killed} left: "
+          f"{dict(outcomes)}")
+    return outcomes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=", ".join(TARGETS))
+    parser.add_argument("--list", action="store_true", help="list the targets and stop")
+    parser.add_argument("--children", type=int, default=1,
+                        help="mutants tested at once (default 1: the machine is shared)")
+    options = parser.parse_args()
+    if options.list or not options.targets:
+        for name, target in TARGETS.items():
+            print(f"{name}: {', '.join(target['files'])} "
+                  f"{target.get('functions', '')} <- {', '.join(target['tests'])}")
+        return
+    unknown = [name for name in options.targets if name not in TARGETS]
+    if unknown:
+        parser.error(f"no such target {', '.join(unknown)}; the targets: {', '.join(TARGETS)}")
+    for name in options.targets:
+        run(name, options.children)
+
+
+if __name__ == "__main__":
+    main()
