@@ -31,8 +31,6 @@ import itertools
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,7 +42,7 @@ from docsgen.hood import hide_folder, hood_files, load_recording
 from docsgen.numbers import benchmark_figures, page_numbers
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
-from scripted.demo import SCENARIOS
+from scripted.demo import SCENARIOS, run_demo
 
 GENERATED = ROOT / ".generated"
 NUMBERS = GENERATED / "numbers.json"  # what the pages quote as {{ name }}: docsgen/numbers.py
@@ -124,26 +122,17 @@ def diff_path(old: str, new: str) -> Path:
 def demo_transcript(version: str, record: Path | None = None) -> str:
     """Run the offline demo and return what a terminal would show, command line included, made
     the same on every build (see steady). With record, the demo also saves there every request
-    it got and the reply (for docsgen/hood.py)."""
-    # Not a tty, so the scripts print no colours; NO_COLOR says so to anything that asks anyway.
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+    it got and the reply (for docsgen/hood.py). The demo runs here, in a thread (a Python process
+    for each only imported the scripted server again); its script runs as a process, as always."""
     with tempfile.TemporaryDirectory(prefix=f"agent-demo-{version}-") as workdir:
-        result = subprocess.run(
-            [sys.executable, "-m", "scripted.demo", version, "--workdir", workdir]
-            + (["--record", str(record)] if record else []),
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,  # as a terminal interleaves them
-            text=True,
-            encoding="utf-8",
-            timeout=300,
-        )
-    if result.returncode != 0:
-        raise RuntimeError(
-            f"`python -m scripted.demo {version}` exited with {result.returncode}:\n{result.stdout}"
-        )
-    output = result.stdout.replace(str(Path(workdir).resolve()), f"/tmp/agent-demo-{version}")
+        with tempfile.TemporaryDirectory(prefix=f"docsgen-demo-{version}-") as folder:
+            shown = Path(folder) / "shown.txt"
+            with open(shown, "a", encoding="utf-8", newline="") as output:
+                code = run_demo(version, Path(workdir), record, output=output, timeout=300)
+            text = shown.read_text(encoding="utf-8")
+    if code != 0:
+        raise RuntimeError(f"`python -m scripted.demo {version}` exited with {code}:\n{text}")
+    output = text.replace(str(Path(workdir).resolve()), f"/tmp/agent-demo-{version}")
     call_order = []
     if record:
         hide_folder(record, str(Path(workdir).resolve()))

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from scripted import ROOT, SCRIPTS
 from scripted.endpoints import BY_NAME, unknown_endpoint
@@ -27,10 +28,17 @@ SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 
 def run_demo(
-    version: str, workdir: Path, record: Path | None = None, endpoint: str = "anthropic"
+    version: str,
+    workdir: Path,
+    record: Path | None = None,
+    endpoint: str = "anthropic",
+    output: TextIO | None = None,
+    timeout: float | None = None,
 ) -> int:
     """Play the version's demo scenario in workdir; return the script's exit code (1 if the script
-    broke the API's rules)."""
+    broke the API's rules). With output, a file opened for appending in UTF-8, all the demo and the
+    script print goes there, stderr included, as a terminal interleaves them: the docs build runs
+    the demos side by side that way, in its threads, not each in a Python process of its own."""
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
     for name, content in scenario.get(
         "files", {}
@@ -43,9 +51,12 @@ def run_demo(
         **api.endpoint_env(endpoint, "offline-demo"),
         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
     }
+    if output is not None:  # a file, not a terminal: no colours, and UTF-8 on every OS
+        env.update({"NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
     api.play(scenario)
     print(
         f"[offline demo: a scripted model plays {version}_demo.yaml; this is not Claude]",
+        file=output or sys.stdout,
         flush=True,
     )
     try:
@@ -58,13 +69,16 @@ def run_demo(
                 scenario["task"],
             ],
             env=env,
+            stdout=output,
+            stderr=output and subprocess.STDOUT,
+            timeout=timeout,
         ).returncode
     finally:
         api.stop()
     if record is not None:
         record.write_text(json.dumps(recording(api), ensure_ascii=False), encoding="utf-8")
     for problem in api.violations + api.problems:
-        print(f"[demo: {problem}]", file=sys.stderr)
+        print(f"[demo: {problem}]", file=output or sys.stderr)
     return code or (1 if api.violations or api.problems else 0)
 
 
