@@ -168,9 +168,9 @@ TARGETS = {
     },
     "workshop": {
         "files": ["workshop/reference.py"],
-        # how a solution is built from its diffs; the exercises' own checks are regular
-        # expressions and test functions, which mutmut leaves alone (test_workshop_rules.py
-        # and test_workshop.py's wrong solutions pin those)
+        # how a solution is built from its diffs; the exercises' own checks are the targets
+        # workshop-01 ... workshop-07 (exercise_target() below); their regular expressions are
+        # module constants, which mutmut leaves alone (test_workshop_rules.py pins exercise 06's)
         "functions": [
             "x_apply_diff", "x_apply_file_diff", "x_hunk_length", "x_find_block", "x_diff_path",
             "x_rules_of", "x_rule_of", "x_variants", "x_empty_folder",
