@@ -107,11 +107,14 @@ def wait_or_stop(proc: subprocess.Popen, out, timeout: float, stopped: threading
     deadline = time.monotonic() + timeout
     why_stopped = ""
     pause = 0.001  # short at first: most commands end within milliseconds
+    # A thread waits for the command, so the loop wakes the moment it ends, not at its next look.
+    waiter = threading.Thread(target=proc.wait, daemon=True)
+    waiter.start()
     try:
-        while proc.poll() is None and not why_stopped:
+        while waiter.is_alive() and not why_stopped:
             if stopped.is_set():  # Ctrl-C, seen in any thread (v3 runs subagents in threads)
                 raise KeyboardInterrupt
-            time.sleep(pause)
+            waiter.join(pause)
             pause = min(pause * 2, LONGEST_PAUSE)  # then less often: a long wait costs no CPU
             if time.monotonic() > deadline:
                 why_stopped = f"timed out after {timeout:g} s and was stopped"
