@@ -24,6 +24,12 @@ import pytest
 from scripted import ROOT, SCRIPTS
 
 VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists()]
+# The smallest real tool, for requests that tests send the scripted server by hand.
+BASH_TOOL = {
+    "name": "bash",
+    "description": "Run a shell command.",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+}
 
 
 def load_agent(version: str) -> ModuleType:

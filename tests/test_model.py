@@ -10,13 +10,10 @@ import pytest
 
 from plumbing.model import MAX_OUTPUT, STREAM_RETRIES, RequestOptions, stream_reply
 from plumbing.screen import Screen
+from tests.agents import BASH_TOOL
 
 MODEL = "claude-sonnet-5-5"
-BASH = {
-    "name": "bash",
-    "description": "Run a shell command.",
-    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
-}
+BASH = BASH_TOOL
 REQUEST = {
     "model": MODEL,
     "max_tokens": 1_000,

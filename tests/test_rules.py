@@ -20,14 +20,11 @@ import pytest
 
 from scripted.models import MODELS
 from scripted.server import CACHE_LOOKBACK, validate_request
+from tests.agents import BASH_TOOL
 
 MODEL = "claude-sonnet-4-6"  # takes thinking enabled/disabled, forced tool choice and prefill
 SONNET_5_5 = "claude-sonnet-5-5"
-BASH = {
-    "name": "bash",
-    "description": "Run a shell command.",
-    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
-}
+BASH = BASH_TOOL
 READ = {
     "name": "read_file",
     "description": "Read a file.",
