@@ -191,7 +191,7 @@ def edit_file(path: str, old_text: str, new_text: str) -> str:
     matches = count_matches(text, old_text)
     if matches != 1:
         raise ToolError(f"old_text matches {matches} places in {path}; {edit_hint(matches)}")
-    write_text_file(target, text.replace(old_text, new_text), newline="")
+    write_text_file(target, text.replace(old_text, new_text))  # \r\n endings written as they are
     return f"edited {path}"
 
 
