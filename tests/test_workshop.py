@@ -20,8 +20,10 @@ tracebacks are left out.
 """
 
 import difflib
+import os
 import re
 import sys
+from pathlib import Path
 
 import jsonschema  # noqa: F401 - imported once for all inner runs, see above
 import pytest
@@ -73,6 +75,73 @@ def run_exercise(pytester, monkeypatch, exercise: str, script, *options: str):
 def failed_calls(done) -> list:
     """The reports of the tests that failed (not the errors at setup or teardown)."""
     return [report for report in done.reprec.getfailures() if report.when == "call"]
+
+
+def what_it_says(report, solution: Path) -> str:
+    """A failed check's message as the attendee reads it: the words the check wrote, without
+    pytest's `assert ...` explanation under them, and with what changes from run to run written
+    the same way each time: the inner run's temporary folders (<tmp>, with / between folders on
+    every system), the folder of the script under test (<solution>) and an object's address."""
+    message = report.longrepr.reprcrash.message.split("\nassert ")[0]
+    message = message.removeprefix("AssertionError: ")
+    root = os.environ["PYTEST_DEBUG_TEMPROOT"]  # set by pytester for the inner run
+    for folder, name in ((root, "<tmp>"), (str(solution), "<solution>")):
+        for spelling in (folder, folder.replace("\\", "\\\\")):  # as printed, and in a repr
+            message = message.replace(spelling, name)
+    message = re.sub(
+        r"(<tmp>|<solution>)(?:[/\\]+pytest-of-[^/\\]+[/\\]+pytest-\d+)?([^\s'\"]*)",
+        lambda path: path[1] + re.sub(r"\\+", "/", path[2]),
+        message,
+    )
+    return re.sub(r" at 0x[0-9a-fA-F]+>", ">", message)
+
+
+FAILURES_HEADER = """\
+# What each check of this exercise says when it fails, word for word: on the script an attendee
+# starts from ("start"), and on each wrong solution (the first check of its rule that fails).
+# tests/test_workshop.py compares the runs with this file. After changing a check's words, write
+# it again with:  WORKSHOP_MESSAGES=write python -m pytest tests/test_workshop.py -p no:xdist
+"""
+
+
+def said_before(exercise: str) -> dict[str, str]:
+    """The messages workshop/<exercise>/failures.txt holds, by "<run> <test>"."""
+    path = WORKSHOP / exercise / "failures.txt"
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return {
+        key: message.strip("\n")
+        for key, message in re.findall(r"^== (.+)\n((?:(?!== ).*\n?)*)", text, re.MULTILINE)
+    }
+
+
+def compare_with_failures_txt(exercise: str, run: str, failures: list, script: Path) -> None:
+    """The messages of one run (start, or a wrong solution) must be the ones failures.txt holds;
+    with WORKSHOP_MESSAGES=write, they are written there instead."""
+    said = {
+        f"{run} {report.nodeid.split('::')[-1]}": what_it_says(report, script.parent)
+        for report in failures
+    }
+    before = said_before(exercise)
+    mine = {key: message for key, message in before.items() if key.split()[0] == run}
+    if os.environ.get("WORKSHOP_MESSAGES") == "write":
+        others = {key: message for key, message in before.items() if key not in mine}
+        entries = sorted({**others, **said}.items(), key=lambda item: item[0] != "start")
+        text = FAILURES_HEADER + "".join(f"\n== {key}\n{message}\n" for key, message in entries)
+        (WORKSHOP / exercise / "failures.txt").write_text(text, encoding="utf-8")
+        return
+    assert said == mine, (
+        f"workshop/{exercise}/failures.txt holds other words for {run}; if the new ones are "
+        "meant, write it again (see its first lines)\n"
+        + "\n".join(
+            difflib.unified_diff(
+                [f"{key}: {text}" for key, text in mine.items()],
+                [f"{key}: {text}" for key, text in said.items()],
+                "failures.txt",
+                "this run",
+                lineterm="",
+            )
+        )
+    )
 
 
 def test_every_exercise_folder_is_listed_and_complete():
@@ -147,6 +216,7 @@ def test_the_untouched_starting_point_fails_and_each_failure_names_its_rule(
         assert f"rule {rule}: " in report.longreprtext, (
             f"{report.nodeid} fails without saying which rule is missing:\n{report.longreprtext}"
         )
+    compare_with_failures_txt(exercise, "start", failed_calls(done), ROOT / EXERCISES[exercise])
 
 
 @pytest.mark.parametrize(("exercise", "wrong"), WRONG, ids=[f"{e[:2]}-{w}" for e, w in WRONG])
@@ -161,6 +231,7 @@ def test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks(
     assert any(f"rule {rule}: " in report.longreprtext for report in failures), "\n".join(
         report.longreprtext for report in failures
     )
+    compare_with_failures_txt(exercise, wrong, failures, script)
 
 
 @pytest.mark.parametrize(("exercise", "right"), RIGHT, ids=[f"{e[:2]}-{r}" for e, r in RIGHT])

@@ -231,5 +231,5 @@ def test_rule7_search_stays_inside_the_work_directory(scripted_api, agent, proje
         how = " through a symbolic link (resolve() a path before you check it)"
     assert "main password" not in result["content"] and not outside, (
         f"rule 7: with glob={glob!r} the search read a file outside the work directory{how}; "
-        f"got {result['content'][:300]!r}"
+        f"its first line: {result['content'].splitlines()[0]!r}"
     )
