@@ -36,6 +36,13 @@ def search_tool_required(agent, rule: int) -> None:
     )
 
 
+def text_of(message: dict) -> str:
+    """The text that ends a message of the history: a dict block (ours) or the SDK's object (the
+    model's)."""
+    block = message["content"][-1]
+    return block["text"] if isinstance(block, dict) else block.text
+
+
 def lines_of(result: dict) -> list[str]:
     return result["content"].splitlines()
 
@@ -75,7 +82,11 @@ def test_rule1_the_model_is_offered_search_with_a_pattern_and_an_optional_glob(
     scripted_api, agent
 ):
     scripted_api.play({"turns": [{"text": "Hello."}]})
-    assert agent.run_turn([], "hi") == 0
+    messages = []
+    assert agent.run_turn(messages, "hi") == 0, (
+        "rule 1: the turn failed once search was among the tools; what the API refused: "
+        f"{scripted_api.violations}"
+    )
     tools = {tool["name"]: tool for tool in scripted_api.requests[0].body["tools"]}
     assert "search" in tools, f"rule 1: the model is offered {sorted(tools)}; add a tool `search`"
     schema = tools["search"]["input_schema"]
@@ -84,9 +95,14 @@ def test_rule1_the_model_is_offered_search_with_a_pattern_and_an_optional_glob(
         f"rule 1: search must take the inputs pattern and glob; it takes {sorted(inputs)}"
     )
     assert required == ["pattern"], (
-        f"rule 1: only pattern may be required (glob has a default); required is {required}"
+        f"rule 1: `required` must list pattern alone (glob has a default); it is {required}"
     )
     assert "search" in agent.TOOL_HANDLERS, "rule 1: TOOL_HANDLERS has no handler for search"
+    first, last = text_of(messages[0]), text_of(messages[-1])
+    assert (first, last) == ("hi", "Hello."), (
+        f"rule 1: offered {sorted(tools)}, a turn must still begin with the task and end with "
+        f"the model's reply; the history begins with {first!r} and ends with {last!r}"
+    )
 
 
 def test_rule2_matches_come_back_as_path_line_text_sorted_by_path_then_line(
@@ -120,8 +136,8 @@ def test_rule3_the_whole_result_is_capped_and_the_last_line_says_how_many_more_a
     search_tool_required(agent, rule=3)
     limit = getattr(agent, "SEARCH_MATCH_LIMIT", None)
     assert isinstance(limit, int), "rule 3: the script needs a constant SEARCH_MATCH_LIMIT"
-    (tmp_path / "a.log").write_text("".join(f"event {n}: ok\n" for n in range(1, limit + 21)))
-    (tmp_path / "b.log").write_text("".join(f"event {n}: ok\n" for n in range(1, 51)))
+    (tmp_path / "a.log").write_text("".join(f"event {n}: ok\n" for n in range(1, 31)))
+    (tmp_path / "b.log").write_text("".join(f"event {n}: ok\n" for n in range(1, limit + 41)))
     lines = lines_of(search(scripted_api, agent, pattern="ok"))
     assert len(lines) == limit + 1, (
         f"rule 3: two files with {limit + 70} matches in all must give SEARCH_MATCH_LIMIT "
@@ -131,6 +147,11 @@ def test_rule3_the_whole_result_is_capped_and_the_last_line_says_how_many_more_a
     assert "70 more matches" in last and "pattern" in last and "glob" in last, (
         f"rule 3: the last line must say '70 more matches' and name the pattern and the glob "
         f"as ways to narrow the search; it is {last!r}"
+    )
+    in_order = [f"a.log:{n}: event {n}: ok" for n in range(1, 31)]
+    in_order += [f"b.log:{n}: event {n}: ok" for n in range(1, limit + 41)]
+    assert lines[:-1] == in_order[:limit], (
+        f"rule 3: the {limit} matches kept must be the first, in rule 2's order (a.log, then b.log)"
     )
 
 
@@ -158,10 +179,10 @@ def test_rule4_a_long_line_is_found_and_cut(scripted_api, agent, tmp_path):
         "rule 4: a match at the end of an 80,000-character line must be found (search the "
         f"whole line, then cut it); the result starts {result['content'][:80]!r}"
     )
-    shown = found[0].removeprefix("bundle.min.js:1:")
+    shown = found[0].removeprefix("bundle.min.js:1: ")
     assert len(shown) <= LINE_LIMIT + NOTE_ROOM and longest_copy(shown, MINIFIED) <= LINE_LIMIT, (
-        f"rule 4: after 'bundle.min.js:1: ' a result line may show {LINE_LIMIT} characters of "
-        f"the source line, and a short note that it was cut; it has {len(shown):,} characters"
+        f"rule 4: after 'bundle.min.js:1: ' a result line may show {LINE_LIMIT} characters of the "
+        f"line and a note of at most {NOTE_ROOM} that it was cut; {len(shown):,} characters follow"
     )
 
 
