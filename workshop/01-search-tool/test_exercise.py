@@ -98,10 +98,10 @@ def test_rule1_the_model_is_offered_search_with_a_pattern_and_an_optional_glob(
         f"rule 1: `required` must list pattern alone (glob has a default); it is {required}"
     )
     assert "search" in agent.TOOL_HANDLERS, "rule 1: TOOL_HANDLERS has no handler for search"
-    first, last = text_of(messages[0]), text_of(messages[-1])
-    assert (first, last) == ("hi", "Hello."), (
-        f"rule 1: offered {sorted(tools)}, a turn must still begin with the task and end with "
-        f"the model's reply; the history begins with {first!r} and ends with {last!r}"
+    history = [text_of(message) for message in messages]
+    assert history == ["hi", "Hello."], (
+        f"rule 1: offered {sorted(tools)}, a turn must still keep the task and then the model's "
+        f"reply; the history holds {history}"
     )
 
 
@@ -136,8 +136,10 @@ def test_rule3_the_whole_result_is_capped_and_the_last_line_says_how_many_more_a
     search_tool_required(agent, rule=3)
     limit = getattr(agent, "SEARCH_MATCH_LIMIT", None)
     assert isinstance(limit, int), "rule 3: the script needs a constant SEARCH_MATCH_LIMIT"
-    (tmp_path / "a.log").write_text("".join(f"event {n}: ok\n" for n in range(1, 31)))
-    (tmp_path / "b.log").write_text("".join(f"event {n}: ok\n" for n in range(1, limit + 41)))
+    a_log = [f"event {n}: ok" for n in range(1, 31)]
+    b_log = [f"event {n}: ok" for n in range(1, limit + 41)]
+    (tmp_path / "a.log").write_text("".join(line + "\n" for line in a_log))
+    (tmp_path / "b.log").write_text("".join(line + "\n" for line in b_log))
     lines = lines_of(search(scripted_api, agent, pattern="ok"))
     assert len(lines) == limit + 1, (
         f"rule 3: two files with {limit + 70} matches in all must give SEARCH_MATCH_LIMIT "
@@ -148,8 +150,8 @@ def test_rule3_the_whole_result_is_capped_and_the_last_line_says_how_many_more_a
         f"rule 3: the last line must say '70 more matches' and name the pattern and the glob "
         f"as ways to narrow the search; it is {last!r}"
     )
-    in_order = [f"a.log:{n}: event {n}: ok" for n in range(1, 31)]
-    in_order += [f"b.log:{n}: event {n}: ok" for n in range(1, limit + 41)]
+    in_order = [f"a.log:{number}: {line}" for number, line in enumerate(a_log, start=1)]
+    in_order += [f"b.log:{number}: {line}" for number, line in enumerate(b_log, start=1)]
     assert lines[:-1] == in_order[:limit], (
         f"rule 3: the {limit} matches kept must be the first, in rule 2's order (a.log, then b.log)"
     )
