@@ -56,10 +56,12 @@ def first_message_text(api) -> str:
     return "\n".join(block["text"] for block in api.requests[0].body["messages"][0]["content"])
 
 
-def turn_kept(history: list) -> list[str]:
-    """What the history keeps at the two ends of a session's first turn: the task the user gave
-    (the first block of the first message) and the model's reply (the last block of the last
-    message, kept as the SDK returned it)."""
+def first_turn(agent, task: str) -> list[str]:
+    """Run a session's first turn on task. Returns what the history keeps at its two ends: the
+    task the user gave (the first block of the first message) and the model's reply (the last
+    block of the last message, kept as the SDK returned it)."""
+    history = []
+    assert agent.run_turn(history, task) == 0
     return [history[0]["content"][0]["text"], history[-1]["content"][-1].text]
 
 
@@ -67,9 +69,7 @@ def test_rule1_each_accepted_update_is_saved(scripted_api, agent, tmp_path):
     scripted_api.play(
         {"turns": [{"tool_calls": [todo(PLAN[:2])]}, {"tool_calls": [todo(PLAN)]}, {"text": "Ok."}]}
     )
-    history = []
-    assert agent.run_turn(history, "fix the bug") == 0
-    kept = turn_kept(history)
+    kept = first_turn(agent, "fix the bug")
     assert kept == ["fix the bug", "Ok."], (
         f"rule 1: saving must leave the turn whole, from the task to the model's reply, 'Ok.'; "
         f"the history kept {kept}"
@@ -90,9 +90,7 @@ def test_rule2_a_rejected_update_leaves_the_saved_list_alone(scripted_api, agent
             ]
         }
     )
-    history = []
-    assert agent.run_turn(history, "fix the bug") == 0
-    kept = turn_kept(history)
+    kept = first_turn(agent, "fix the bug")
     assert kept == ["fix the bug", "Ok."], (
         f"rule 2: a rejected update must leave the turn whole, from the task to the model's "
         f"reply, 'Ok.'; the history kept {kept}"
@@ -109,9 +107,7 @@ def test_rule3_a_saved_list_is_restored_and_the_model_gets_its_items(
 ):
     save(tmp_path, {"items": PLAN})
     scripted_api.play({"turns": [{"tool_calls": [todo(TWO_IN_PROGRESS)]}, {"text": "Ok."}]})
-    history = []
-    assert agent.run_turn(history, "go on") == 0
-    kept = turn_kept(history)
+    kept = first_turn(agent, "go on")
     assert kept == ["go on", "Ok."], (
         f"rule 3: the restored list must leave the turn whole, the task first and the model's "
         f"reply, 'Ok.', last; the history kept {kept}"
@@ -137,9 +133,7 @@ def test_rule3_a_saved_list_is_restored_and_the_model_gets_its_items(
 
 def test_rule4_without_a_saved_list_the_session_starts_as_before(scripted_api, agent, tmp_path):
     scripted_api.play({"turns": [{"text": "Hello."}]})
-    history = []
-    assert agent.run_turn(history, "hi") == 0
-    kept = turn_kept(history)
+    kept = first_turn(agent, "hi")
     assert kept == ["hi", "Hello."], (
         f"rule 4: without todo.json the turn must run as before, from the task to the model's "
         f"reply, 'Hello.'; the history kept {kept}"
