@@ -96,6 +96,8 @@ TARGETS = {
                 "a_refused_field_gets_the_rows_own_words_and_error_shape",
                 "errors_come_in_the_rows_shape",
                 "thinking_blocks_and_tool_ids_come_as_the_row_returns_them",
+                "a_request_without_thinking_gets_it_only_where_the_model_thinks_by_default",
+                "vllm_thinks_as_its_server_was_started_and_checks_no_signature",
                 "usage_carries_the_rows_fields_where_the_row_puts_them",
                 "max_tokens_beyond_the_rows_limit_is_refused",
                 "a_dropped_is_error_never_reaches_the_model",
