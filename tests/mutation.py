@@ -100,6 +100,7 @@ TARGETS = {
                 "vllm_thinks_as_its_server_was_started_and_checks_no_signature",
                 "usage_carries_the_rows_fields_where_the_row_puts_them",
                 "max_tokens_beyond_the_rows_limit_is_refused",
+                "a_row_that_names_no_context_window_takes_what_claudes_largest_takes",
                 "a_dropped_is_error_never_reaches_the_model",
                 "the_key_is_taken_only_in_the_rows_headers",
             )

@@ -253,6 +253,23 @@ def test_max_tokens_beyond_the_rows_limit_is_refused(scripted_api, name):
             assert message == endpoint.too_long.format(size=limit + 1, window=limit)
 
 
+def test_a_row_that_names_no_context_window_takes_what_claudes_largest_takes(scripted_api):
+    """Kimi's docs give no limits: the server plays the largest window of Claude's current
+    models, so that no agent test is refused a prompt Claude would take, and refuses beyond it
+    as Claude's API does, naming the window."""
+    window = max(model.context_window for model in MODELS.values())
+    client = play(scripted_api, "kimi", {"text": "ok"})
+    text = "word " * (window * 4 // 5 + 10)  # four characters a token: just beyond the window
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(**request("kimi", messages=[{"role": "user", "content": text}]))
+    message = caught.value.response.json()["error"]["message"]
+    assert message.startswith("prompt is too long: ")
+    assert message.endswith(f" tokens > {window} maximum")
+    assert scripted_api.refused == [message] and scripted_api.violations == []
+    scripted_api.refused.clear()
+    assert client.messages.create(**request("kimi")).content[0].text == "ok"
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_dropped_is_error_never_reaches_the_model(scripted_api, name):
     endpoint = BY_NAME[name]
