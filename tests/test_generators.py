@@ -242,8 +242,10 @@ COMPACTION = {  # one session played three ways, as bench/compaction.py --json g
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def built_numbers() -> dict[str, str]:
+    """For each test anew: tests/mutation.py runs a test for a function only if the test itself
+    called it (a fixture kept for the module would count for the first test alone)."""
     return page_numbers(HYGIENE, DEMOS, CACHING, COMPACTION)
 
 
@@ -308,15 +310,13 @@ def test_every_figure_read_from_the_code_is_the_one_in_its_file(built_numbers):
     assert built_numbers["models.claude-sonnet-5-5.max_output"] == "128,000"
     for name, value in GISTDEX.items():
         assert built_numbers[f"gistdex.{name}"] == f"{value:,}"
-    for module in ("prompt", "screen"):  # the ones the pages quote, and every other
+    for module in ("prompt", "screen"):  # the modules whose figures the pages quote
         for name, value in number_constants(ROOT / "plumbing" / f"{module}.py").items():
             assert built_numbers[f"plumbing.{module}.{name}"] == as_shown(value)
     skills = [path for path in (ROOT / "skills").rglob("*") if path.is_file()]
     characters = sum(len(path.read_text(encoding="utf-8")) for path in skills)
     assert built_numbers["skills.characters"] == f"{round(characters, -2):,}"  # "about 8,600"
-
-
-def test_each_scripts_size_settings_and_changes_are_its_own(built_numbers):
+    # each script's size, settings and changes: its own
     for version, script in SCRIPTS.items():
         for name, value in number_constants(ROOT / script).items():
             assert built_numbers[f"{version}.{name}"] == as_shown(value), (version, name)
