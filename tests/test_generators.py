@@ -1,10 +1,12 @@
 """The docs generators' rules, on small sources that tell them apart: what counts as lesson code
-(docsgen/numbers.py), how a number is read from a script and written on a page, and what the
-"What changed" card says one version adds to the one before (docsgen/changes.py).
+(docsgen/numbers.py), how a number is read from a script and written on a page, every figure a
+build gathers (page_numbers(), on demo and benchmark figures given here), and what the "What
+changed" card says one version adds to the one before (docsgen/changes.py).
 
 Each fixture has what a wrong rule would count differently: an indented comment beside a top-level
 one, a docstring of a function and of a class, a plumbing import block of two statements after one
-that is not from the plumbing, tools and functions that are new beside ones that only moved.
+that is not from the plumbing, tools and functions that are new beside ones that only moved, demo
+calls whose first, second and last figures all differ.
 """
 
 from __future__ import annotations
