@@ -3,7 +3,8 @@
 The user is played by a stand-in for input(): it gives the scripted answers in order and records
 every question it was asked. An input() with no answers left behaves like a closed stdin (EOFError).
 A test's name starts with the number of the rule it checks (test_rule3_... checks rule 3 of
-README.md), and its failure says what is missing.
+README.md), and its failure says what is missing. Each test also reads the conversation the user
+sees: a turn ends with the model's reply, so the next one can start from it.
 """
 
 import pytest
@@ -152,7 +153,7 @@ def test_rule3_always_stops_the_questions_for_the_rest_of_the_session(
     )
     words = conversation(history)
     assert words == ["make one file", "First done.", "and another", "Second done."], (
-        f"rule 3: the turn must end with the model's reply; the conversation was {words}"
+        f"rule 3: each turn must end with the model's reply; the conversation was {words}"
     )
 
 
