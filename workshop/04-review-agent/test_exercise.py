@@ -191,7 +191,9 @@ def test_rule4_its_own_prompt_asks_for_findings_and_says_what_a_clean_result_is(
     )
 
 
-def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(scripted_api, agent, project):
+def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(
+    scripted_api, agent, project, capsys
+):
     scripted_api.play(
         delegate(
             [
@@ -215,4 +217,9 @@ def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(scripted_api, 
     assert not result["is_error"] and result["content"] == FINDING, (
         f"rule 5: the Task result must be the subagent's findings, unchanged: {FINDING!r}; the "
         f"main agent got {result['content']!r}"
+    )
+    screen = capsys.readouterr().out
+    assert "[review] review app.py" in screen, (
+        f"rule 5: while the review subagent works, the screen shows its status line "
+        f"'[review] review app.py'; it shows {screen!r}"
     )
