@@ -94,7 +94,7 @@ def project(tmp_path):
 
 def test_rule1_review_joins_the_other_types_which_stay_as_they_are(agent):
     assert "review" in agent.AGENT_TYPES, "rule 1: AGENT_TYPES has no entry 'review'"
-    untouched = load_script(ROOT / "v3_subagents.py", "untouched_v3")
+    untouched = load_script(ROOT / "v3_subagents.py")
     assert agent.REPORT_RULES == untouched.REPORT_RULES, (
         "rule 1: REPORT_RULES is shared by every agent type and must stay as it is; ask for "
         "findings in review's own system prompt"
