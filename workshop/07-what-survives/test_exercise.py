@@ -3,10 +3,11 @@ the last KEEP_ROUNDS rounds of the conversation survive too, as they were sent. 
 README.md.
 
 The scripted model works in rounds: a reply of the model (its thinking, a note, one or two
-read_file calls) and the message that answers it (the results). With COMPACT_AT=1 every round
-passes the threshold, so the agent compacts after each one: a summary track answers the summary
-question wherever it comes. A test's name starts with the number of the rule it checks
-(test_rule3_... checks rule 3 of README.md), and its failure says what is missing.
+read_file calls) and the message that answers it (the results). Every test watches the same four
+rounds, four_rounds(). With COMPACT_AT=1 every round passes the threshold, so the agent compacts
+after each one: a summary track answers the summary question wherever it comes. A test's name
+starts with the number of the rule it checks (test_rule3_... checks rule 3 of README.md), and its
+failure says what is missing.
 """
 
 from pathlib import Path
@@ -29,7 +30,7 @@ def reading(folder: Path, *notes: int) -> dict:
 def four_rounds(api, make_agent, tmp_path, rule: int) -> tuple[int, list, list]:
     """The conversation every rule watches: four rounds that read six notes, one or two at a
     time (a round of two calls has two results), a compaction after each, then the answer.
-    Returns run_turn's exit code, the history it leaves, and the compactions (see below)."""
+    Returns run_turn's exit code, the history it leaves, and the compactions."""
     agent = make_agent(COMPACT_AT=1)
     keep_rounds(agent, rule)
     rounds = [reading(tmp_path, 1), reading(tmp_path, 2, 3), reading(tmp_path, 4, 5),
@@ -123,10 +124,11 @@ def test_rule1_the_last_rounds_come_after_the_summary_in_order(
         f"it compacted {len(done)} time(s)"
     )
     assert code == 0, f"rule 1: the turn did not go on after a compaction (exit code {code})"
-    answer = [block.text for block in history[-1]["content"]]
+    last = history[-1]
+    answer = [block.text for block in last["content"]] if last["role"] == "assistant" else []
     assert answer == [ANSWER], (
         f"rule 1: the turn must end with the model's answer, {ANSWER!r}, after the kept rounds; "
-        f"the history ends with {answer}"
+        f"the history ends with a {last['role']} message, whose text is {answer}"
     )
 
 
