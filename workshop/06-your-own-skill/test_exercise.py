@@ -100,11 +100,12 @@ def test_rule4_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_a
     )
     history = []
     assert agent.run_turn(history, "a task your skill is for") == 0
-    assert first_words(history[0]) == "a task your skill is for", (
-        f"rule 4: the task is not the first message of the conversation: {history[0]!r}"
+    first, last = history[0], history[-1]
+    assert first_words(first) == "a task your skill is for", (
+        f"rule 4: the task is not the first message of the conversation: {first!r}"
     )
-    assert first_words(history[-1]) == "I know how to do it now.", (
-        f"rule 4: the turn did not end on the model's reply after loading: {history[-1]!r}"
+    assert first_words(last) == "I know how to do it now.", (
+        f"rule 4: the turn did not end on the model's reply after loading: {last!r}"
     )
     system = scripted_api.requests[0].body["system"]
     results = results_sent(scripted_api)
@@ -159,9 +160,10 @@ def test_rule5_each_file_it_points_to_is_there_and_the_model_can_read_it(scripte
     )
     history = []
     assert agent.run_turn(history, "a task your skill is for") == 0
-    assert first_words(history[0]) == "a task your skill is for", (
-        f"rule 5: the task is not the first message of the conversation: {history[0]!r}"
+    first, last = history[0], history[-1]
+    assert first_words(first) == "a task your skill is for", (
+        f"rule 5: the task is not the first message of the conversation: {first!r}"
     )
-    assert first_words(history[-1]) == "Done.", (
-        f"rule 5: the turn did not end on the model's reply after reading {path}: {history[-1]!r}"
+    assert first_words(last) == "Done.", (
+        f"rule 5: the turn did not end on the model's reply after reading {path}: {last!r}"
     )
