@@ -37,6 +37,17 @@ def first_words(message: dict) -> str | None:
     return block.text
 
 
+def conversation_problem(history: list, task: str, reply: str) -> str:
+    """What is wrong with the conversation a turn left, or "": it starts with the task and ends
+    with the model's reply, as the API and the next turn expect."""
+    first, last = history[0], history[-1]
+    if first_words(first) != task:
+        return f"the task is not the first message of the conversation: {first!r}"
+    if first_words(last) != reply:
+        return f"the turn did not end on the model's reply: {last!r}"
+    return ""
+
+
 def own_skills(agent, rule: int) -> dict:
     """Your skills by name, as v4 loads them from beside the script."""
     own = {
@@ -100,13 +111,8 @@ def test_rule4_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_a
     )
     history = []
     assert agent.run_turn(history, "a task your skill is for") == 0
-    first, last = history[0], history[-1]
-    assert first_words(first) == "a task your skill is for", (
-        f"rule 4: the task is not the first message of the conversation: {first!r}"
-    )
-    assert first_words(last) == "I know how to do it now.", (
-        f"rule 4: the turn did not end on the model's reply after loading: {last!r}"
-    )
+    problem = conversation_problem(history, "a task your skill is for", "I know how to do it now.")
+    assert not problem, f"rule 4: {problem}"
     system = scripted_api.requests[0].body["system"]
     results = results_sent(scripted_api)
     for (name, skill), result in zip(own.items(), results, strict=True):
@@ -160,10 +166,5 @@ def test_rule5_each_file_it_points_to_is_there_and_the_model_can_read_it(scripte
     )
     history = []
     assert agent.run_turn(history, "a task your skill is for") == 0
-    first, last = history[0], history[-1]
-    assert first_words(first) == "a task your skill is for", (
-        f"rule 5: the task is not the first message of the conversation: {first!r}"
-    )
-    assert first_words(last) == "Done.", (
-        f"rule 5: the turn did not end on the model's reply after reading {path}: {last!r}"
-    )
+    problem = conversation_problem(history, "a task your skill is for", "Done.")
+    assert not problem, f"rule 5: {problem}"
