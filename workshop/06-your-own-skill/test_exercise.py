@@ -112,7 +112,7 @@ def test_rule4_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_a
     history = []
     assert agent.run_turn(history, "a task your skill is for") == 0
     problem = conversation_problem(history, "a task your skill is for", "I know how to do it now.")
-    assert not problem, f"rule 4: {problem}"
+    assert problem == "", f"rule 4: {problem}"
     system = scripted_api.requests[0].body["system"]
     results = results_sent(scripted_api)
     for (name, skill), result in zip(own.items(), results, strict=True):
@@ -167,4 +167,4 @@ def test_rule5_each_file_it_points_to_is_there_and_the_model_can_read_it(scripte
     history = []
     assert agent.run_turn(history, "a task your skill is for") == 0
     problem = conversation_problem(history, "a task your skill is for", "Done.")
-    assert not problem, f"rule 5: {problem}"
+    assert problem == "", f"rule 5: {problem}"
