@@ -172,14 +172,14 @@ print(json.dumps({"caching": caching.measure(), "hygiene": context_hygiene.measu
 """
 
 
-def benchmark_figures() -> dict:
+def benchmark_figures(program: str = BENCHMARKS) -> dict:
     """bench/context_hygiene.py's sizes ("hygiene": the largest main-agent request, inline and
     delegated), bench/caching.py's figures ("caching": a v1 session's input tokens, read
     from the cache and at most) and bench/compaction.py's ("compaction": one long session
     played three ways; "compaction_table": the table it prints), as each gives them with
-    --json."""
+    --json. `program` runs from the project's root and prints them as one JSON object."""
     done = subprocess.run(
-        [sys.executable, "-c", BENCHMARKS],
+        [sys.executable, "-c", program],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -17,6 +17,7 @@ from these rows, so a fact is written once, here, next to the page or file it co
     key_checked        a wrong key is refused (False: no key is checked)     unknown
     rejects            request field -> the 400 message it answers with
     ignores            request fields it accepts and drops without a word
+                       (thinking.budget_tokens is not played: see as_seen_by)
     thinking           the thinking blocks it returns (see THINKING)         unknown
     usage              the usage fields its replies carry                    unknown
     usage_at_start     message_start carries the input count (False: only   unknown
@@ -199,6 +200,9 @@ ENDPOINTS = [
             "the error body)",
             "vllm-project/vllm: vllm/entrypoints/anthropic/serving_messages.py (tool results "
             "become `tool` messages of content only; usage in message_delta)",
+            "vllm-project/vllm: vllm/entrypoints/anthropic/serving.py (the reasoning the "
+            "server's --reasoning-parser finds becomes a thinking block signed uuid4().hex; "
+            "a thinking block sent back becomes `reasoning`, unchecked)",
             "vllm-project/vllm: vllm/utils (random_tool_call_id: chatcmpl-tool-...)",
         ),
         base_url="http://localhost:8000",
@@ -213,8 +217,10 @@ ENDPOINTS = [
         tool_id_prefix="chatcmpl-tool-",
         is_error_survives=False,
         notes=(
-            "`thinking` is not in its request schema (pydantic drops unknown fields); newer "
-            "versions return reasoning as thinking blocks signed with a random id. Its "
+            "`thinking` is not in its request schema (pydantic drops unknown fields): a model "
+            "reasons when the server was started with --reasoning-parser, whatever the "
+            "request says, and newer versions return the reasoning as thinking blocks signed "
+            "with a random id. Its "
             "message_start may carry the input count beside the message instead of inside "
             "it; the row plays zeros there. A key is checked only with --api-key."
         ),
@@ -298,6 +304,7 @@ ENDPOINTS = [
         base_url="https://api.deepseek.com/anthropic",
         model="deepseek-v4-pro",
         key_checked=True,
+        # thinking.budget_tokens: for the docs table only, not played (server.as_seen_by)
         ignores=("thinking.budget_tokens", "tool_result.is_error"),
         is_error_survives=False,
         notes=(

@@ -543,11 +543,15 @@ def endpoint_model(endpoint: Endpoint) -> Model:
     """A model that is not Claude, served by an endpoint of other models. It is played with the
     rules of a Claude model that takes every thinking type, prefill and a forced tool choice
     (Sonnet 4.6's), so that no rule of Claude's refuses what the row does not say it refuses.
-    Its limits are the row's; where no source gives one, the largest of current Claude models."""
+    Its limits are the row's; where no source gives one, the largest of current Claude models.
+    On a row that ignores the request's `thinking` (vLLM), whether the model thinks is the
+    server's setting (vLLM's --reasoning-parser), not the request's: a scenario's `thinking`
+    turn is played as the thinking it returns, whatever the request asks."""
     return replace(
         MODELS["claude-sonnet-4-6"],
         context_window=endpoint.context_window or 1_000_000,
         max_output=endpoint.max_output or 128_000,
+        thinking_by_default="thinking" in endpoint.ignores,
     )
 
 
@@ -567,11 +571,11 @@ def auth_sent(headers: dict) -> set[str]:
 
 
 def as_seen_by(endpoint: Endpoint, body: dict) -> dict:
-    """The request as the endpoint's model gets it: the fields it ignores are gone."""
+    """The request as the endpoint's model gets it: the fields it ignores are gone. Not played:
+    `thinking.budget_tokens` (DeepSeek's row). Once a request is valid, nothing of the server
+    reads the budget (the scripted model does not think by budget), so no client could tell
+    whether it was dropped; the row lists it for the docs table, not for the tests."""
     seen = {key: value for key, value in body.items() if key not in endpoint.ignores}
-    thinking = seen.get("thinking")
-    if "thinking.budget_tokens" in endpoint.ignores and isinstance(thinking, dict):
-        seen["thinking"] = {key: value for key, value in thinking.items() if key != "budget_tokens"}
     if "tool_result.is_error" in endpoint.ignores:
         seen["messages"] = [without_is_error(message) for message in body["messages"]]
     return seen
@@ -608,8 +612,8 @@ def thinking_as_returned(endpoint: Endpoint, content: list[dict]) -> list[dict]:
             blocks.append({**block, "signature": ""})
         elif kind == "no signature":
             blocks.append({"type": "thinking", "thinking": block["thinking"]})
-        elif kind == "random signature":
-            blocks.append({**block, "signature": str(uuid.uuid4())})
+        elif kind == "random signature":  # vLLM: a new uuid4().hex for each block
+            blocks.append({**block, "signature": uuid.uuid4().hex})
     return blocks  # kind "none": no thinking block at all
 
 

@@ -96,8 +96,11 @@ TARGETS = {
                 "a_refused_field_gets_the_rows_own_words_and_error_shape",
                 "errors_come_in_the_rows_shape",
                 "thinking_blocks_and_tool_ids_come_as_the_row_returns_them",
+                "a_request_without_thinking_gets_it_only_where_the_model_thinks_by_default",
+                "vllm_thinks_as_its_server_was_started_and_checks_no_signature",
                 "usage_carries_the_rows_fields_where_the_row_puts_them",
                 "max_tokens_beyond_the_rows_limit_is_refused",
+                "a_row_that_names_no_context_window_takes_what_claudes_largest_takes",
                 "a_dropped_is_error_never_reaches_the_model",
                 "the_key_is_taken_only_in_the_rows_headers",
             )
@@ -152,8 +155,7 @@ TARGETS = {
     },
     "numbers": {
         "files": ["docsgen/numbers.py"],
-        # page_numbers() and benchmark_figures() gather the site's figures (the docs build and
-        # tests/test_docs.py check them); these are the rules they are gathered by
+        # the rules the site's figures are made by; what gathers them is numbers-pages
         "functions": [
             "x_constant", "x_number_constants", "x_environment_default", "x_setting_default",
             "x_as_shown", "x_code_lines", "x_plumbing_line", "x_plumbing_import_lines",
@@ -161,6 +163,25 @@ TARGETS = {
             "x_model_numbers", "x_caching_numbers", "x_fill_in*",
         ],
         "tests": ["tests/test_generators.py"],
+    },
+    "numbers-pages": {
+        "files": ["docsgen/numbers.py"],
+        # what gathers the figures of a build: page_numbers() calls the rules above on the real
+        # scripts and on benchmark and demo figures a test gives it; benchmark_figures() runs
+        # the benchmarks (here: a small program in their place)
+        "functions": [
+            "x_page_numbers", "x_benchmark_figures", "x_compaction_numbers",
+            "x_compaction_demo_numbers",
+        ],
+        "tests": [
+            f"tests/test_generators.py::test_{name}"
+            for name in (
+                "the_benchmark_figures_and_the_demos_are_written_as_the_pages_quote_them",
+                "without_compaction_figures_or_a_demo_its_numbers_are_left_out",
+                "every_figure_read_from_the_code_is_the_one_in_its_file",
+                "the_benchmarks_run_from_the_project_root_and_a_failure_shows_their_error",
+            )
+        ],
     },
     "changes": {
         "files": ["docsgen/changes.py"],

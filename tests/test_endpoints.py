@@ -9,6 +9,7 @@ against each row: a quirk the agent stops surviving fails there.
 from __future__ import annotations
 
 import json
+import re
 
 import anthropic
 import pytest
@@ -155,17 +156,62 @@ def test_thinking_blocks_and_tool_ids_come_as_the_row_returns_them(scripted_api,
     blocks = raw.http_response.json()["content"]
     thought = [block for block in blocks if block["type"] == "thinking"]
     kind = endpoint.thinking or "signed"
-    if kind == "none" or "thinking" in endpoint.ignores or "thinking" in endpoint.rejects:
+    if kind == "none" or "thinking" in endpoint.rejects:
         assert thought == []
     elif kind == "no signature":
         assert thought == [{"type": "thinking", "thinking": "First the file."}]
     elif kind == "empty signature":
         assert thought == [{"type": "thinking", "thinking": "First the file.", "signature": ""}]
+    elif kind == "random signature":  # vLLM: uuid.uuid4().hex
+        assert [block["thinking"] for block in thought] == ["First the file."]
+        assert re.fullmatch("[0-9a-f]{32}", thought[0]["signature"])
     else:
         assert thought[0]["thinking"] == "First the file."
         assert all(len(block["signature"]) > 20 for block in thought)
     (call,) = [block for block in blocks if block["type"] == "tool_use"]
     assert call["id"].startswith(endpoint.tool_id_prefix or "toolu_")
+
+
+@pytest.mark.parametrize(
+    ("name", "thinks_unasked"),
+    [
+        ("anthropic", True),  # Sonnet 5.5 thinks by default (its migration guide)
+        ("vllm", True),  # if its server reasons, whatever the request says (tested below)
+        ("qwen", False),  # "the Qwen-Coder models have none" (the row's Claude Code page)
+    ],
+)
+def test_a_request_without_thinking_gets_it_only_where_the_model_thinks_by_default(
+    scripted_api, name, thinks_unasked
+):
+    client = play(scripted_api, name, {"thinking": "First the file.", "text": "ok"})
+    reply = client.messages.create(**request(name))
+    thought = [block.type for block in reply.content if block.type == "thinking"]
+    assert thought == (["thinking"] if thinks_unasked else [])
+    assert reply.content[-1].text == "ok"
+
+
+def test_vllm_thinks_as_its_server_was_started_and_checks_no_signature(scripted_api):
+    """vLLM has no `thinking` in its request schema: a reasoning parser of the server finds the
+    model's reasoning, and each block comes back signed with a new uuid4().hex, which nothing
+    checks when it comes back (vllm/entrypoints/anthropic/serving.py)."""
+    turn = {"thinking": "First the file.", "tool_calls": [{"name": "write_file", "input": {}}]}
+    client = play(scripted_api, "vllm", turn, turn, {"expect": {"tool_result_contains": "wrote"},
+                                                     "text": "Done."})
+    off = client.messages.create(**request("vllm", tools=TOOLS, thinking={"type": "disabled"}))
+    unasked = client.messages.create(**request("vllm", tools=TOOLS))
+    thought = [reply.content[0] for reply in (off, unasked)]
+    assert [block.thinking for block in thought] == ["First the file.", "First the file."]
+    assert thought[0].signature != thought[1].signature  # random: a new one each time
+    back = [{**off.content[0].model_dump(), "thinking": "Edited."}, off.content[1].model_dump()]
+    result = {"type": "tool_result", "tool_use_id": off.content[1].id, "content": "wrote a"}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": back},
+        {"role": "user", "content": [result]},
+    ]
+    reply = client.messages.create(**request("vllm", tools=TOOLS, messages=messages))
+    assert reply.content[-1].text == "Done."
+    assert scripted_api.violations == [] and scripted_api.refused == []
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -205,6 +251,23 @@ def test_max_tokens_beyond_the_rows_limit_is_refused(scripted_api, name):
         assert scripted_api.refused == [message] and scripted_api.violations == []
         if endpoint.too_long:
             assert message == endpoint.too_long.format(size=limit + 1, window=limit)
+
+
+def test_a_row_that_names_no_context_window_takes_what_claudes_largest_takes(scripted_api):
+    """Kimi's docs give no limits: the server plays the largest window of Claude's current
+    models, so that no agent test is refused a prompt Claude would take, and refuses beyond it
+    as Claude's API does, naming the window."""
+    window = max(model.context_window for model in MODELS.values())
+    client = play(scripted_api, "kimi", {"text": "ok"})
+    text = "word " * (window * 4 // 5 + 10)  # four characters a token: just beyond the window
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(**request("kimi", messages=[{"role": "user", "content": text}]))
+    message = caught.value.response.json()["error"]["message"]
+    assert message.startswith("prompt is too long: ")
+    assert message.endswith(f" tokens > {window} maximum")
+    assert scripted_api.refused == [message] and scripted_api.violations == []
+    scripted_api.refused.clear()
+    assert client.messages.create(**request("kimi")).content[0].text == "ok"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -1,21 +1,27 @@
 """The docs generators' rules, on small sources that tell them apart: what counts as lesson code
-(docsgen/numbers.py), how a number is read from a script and written on a page, and what the
-"What changed" card says one version adds to the one before (docsgen/changes.py).
+(docsgen/numbers.py), how a number is read from a script and written on a page, every figure a
+build gathers (page_numbers(), on demo and benchmark figures given here), and what the "What
+changed" card says one version adds to the one before (docsgen/changes.py).
 
 Each fixture has what a wrong rule would count differently: an indented comment beside a top-level
 one, a docstring of a function and of a class, a plumbing import block of two statements after one
-that is not from the plumbing, tools and functions that are new beside ones that only moved.
+that is not from the plumbing, tools and functions that are new beside ones that only moved, demo
+calls whose first, second and last figures all differ.
 """
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 
 from docsgen.changes import card, card_files, diff_counts, tool_names, what_changed
+from docsgen.charts import GISTDEX
+from docsgen.hood import FIRST_CALLS
 from docsgen.numbers import (
     as_shown,
+    benchmark_figures,
     cache_writes,
     caching_numbers,
     changed_lines,
@@ -26,10 +32,12 @@ from docsgen.numbers import (
     main_agent_input,
     model_numbers,
     number_constants,
+    page_numbers,
     plumbing_import_lines,
     plumbing_line,
     setting_default,
 )
+from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
 
 # -- what counts as lesson code --
@@ -186,6 +194,157 @@ def test_a_page_gets_its_numbers_and_an_unknown_name_stops_the_build():
     with pytest.raises(KeyError, match=r"v2.md quotes \{\{ v1.MAX_TOKEN \}\}, which "
                                        r"docsgen/numbers.py lacks"):
         fill_in("{{ v1.MAX_TOKEN }}", numbers, "v2.md")
+
+
+# -- every figure of a build, gathered (page_numbers), from the benchmarks' output --
+# Demo transcripts as the build records them: a main-agent call's counts on a line of its own
+# (two spaces in), a tool call as "> name ...". Every call's figures differ, so that the first
+# call, the second and the last cannot stand in for one another.
+DEMOS = {
+    "v1": (
+        "  [tokens: in 521, out 80, cache write 0, cache read 0]\n"
+        '> write_file {"path": "fizzbuzz.py"}\n'
+        "  [tokens: in 7, out 40, cache write 222, cache read 514]\n"
+        '> bash {"command": "python fizzbuzz.py"}\n'
+        "  [tokens: in 9, out 31, cache write 31, cache read 1,010]\n"
+    ),
+    "v3": (
+        "  [tokens: in 1,128, out 90, cache write 0, cache read 0]\n"
+        '> Task {"description": "find the loader"}\n'
+        '> Task {"description": "find the tests"}\n'
+        "  [tokens: in 5, out 60, cache write 396, cache read 1,128]\n"
+        "  [tokens: in 3, out 20, cache write 40, cache read 1,524]\n"
+    ),
+    "v4": (
+        "  [tokens: in 0, out 50, cache write 2,000, cache read 0]\n"
+        '> Skill {"name": "pdf"}\n'
+        "  [tokens: in 0, out 70, cache write 145, cache read 2,000]\n"
+        "  [tokens: in 0, out 30, cache write 12, cache read 2,145]\n"
+    ),
+    # the round that passes COMPACT_AT, the summary request, then the conversation after it
+    "v5": (
+        "  [tokens: in 0, out 222, cache write 1,474, cache read 0]\n"
+        '> read_file {"path": "export.toml"}\n'
+        "  [tokens: in 0, out 73, cache write 424, cache read 1,474]\n"
+        '> bash {"command": "python export.py --verbose"}\n'
+        "  [tokens: in 0, out 131, cache write 7,666, cache read 1,898]\n"
+        "  [tokens: in 0, out 108, cache write 312, cache read 9,564]\n"
+        "[compacted: 9,876 tokens of history went in, a summary of 108 tokens came out]\n"
+        "  [tokens: in 0, out 85, cache write 1,591, cache read 0]\n"
+        '> edit_file {"path": "export.toml"}\n'
+        "  [tokens: in 0, out 55, cache write 133, cache read 1,591]\n"
+    ),
+}
+HYGIENE = {"inline": 41_234, "delegated": 4_941}
+CACHING = {"calls": 7, "input": 20_000, "read": 15_000, "limit": 18_000}
+COMPACTION = {  # one session played three ways, as bench/compaction.py --json gives it
+    "none": {"billed": 130_330, "dollars": 0.2607, "window_exceeded": True, "facts": "not reached"},
+    "clearing": {"billed": 440_631, "dollars": 0.8813, "window_exceeded": False, "facts": "no"},
+    "compaction": {"billed": 178_114, "dollars": 0.3562, "window_exceeded": False, "facts": "yes"},
+}
+
+
+@pytest.fixture
+def built_numbers() -> dict[str, str]:
+    """For each test anew: tests/mutation.py runs a test for a function only if the test itself
+    called it (a fixture kept for the module would count for the first test alone)."""
+    return page_numbers(HYGIENE, DEMOS, CACHING, COMPACTION)
+
+
+def read(name: str) -> str:
+    return (ROOT / name).read_text(encoding="utf-8")
+
+
+def test_the_benchmark_figures_and_the_demos_are_written_as_the_pages_quote_them(built_numbers):
+    assert {name: built_numbers[name] for name in ("hygiene.inline", "hygiene.delegated",
+                                                    "hygiene.ratio", "caching.read_share")} == {
+        "hygiene.inline": "41,234", "hygiene.delegated": "4,941", "hygiene.ratio": "0.120",
+        "caching.read_share": "75.0%",
+    }
+    demos = {name: value for name, value in built_numbers.items() if ".demo_" in name}
+    assert demos == {
+        "v1.demo_calls": "3", "v1.demo_tool_calls": "2", "v1.demo_first_input": "521",
+        "v1.demo_second_write": "222", "v1.demo_last_read": "1,010",
+        "v3.demo_calls": "3", "v3.demo_tool_calls": "2", "v3.demo_input_first": "1,128",
+        "v3.demo_input_second": "1,529",
+        "v4.demo_calls": "3", "v4.demo_tool_calls": "1", "v4.demo_cache_read": "2,145",
+        "v5.demo_calls": "6", "v5.demo_tool_calls": "3", "v5.demo_over": "9,564",
+        "v5.demo_summary_input": "9,876", "v5.demo_summary_read": "9,564",
+        "v5.demo_after": "1,591", "v5.demo_summary_call": "4",
+    }
+    compaction = {name: value for name, value in built_numbers.items()
+                  if name.startswith("compaction.") and name.count(".") == 2}
+    assert compaction == {
+        "compaction.none.billed": "130,330", "compaction.none.dollars": "0.2607",
+        "compaction.none.window_exceeded": "yes", "compaction.none.facts": "not reached",
+        "compaction.clearing.billed": "440,631", "compaction.clearing.dollars": "0.8813",
+        "compaction.clearing.window_exceeded": "no", "compaction.clearing.facts": "no",
+        "compaction.compaction.billed": "178,114", "compaction.compaction.dollars": "0.3562",
+        "compaction.compaction.window_exceeded": "no", "compaction.compaction.facts": "yes",
+    }
+    assert built_numbers["compaction.saved_share"] == "60%"  # 178,114 billed against 440,631
+    settings = number_constants(ROOT / "bench" / "compaction.py")
+    assert {"WINDOW", "COMPACT_AT"} <= set(settings)
+    for name, value in settings.items():
+        assert built_numbers[f"compaction.{name}"] == as_shown(value)
+
+
+def test_without_compaction_figures_or_a_demo_its_numbers_are_left_out():
+    numbers = page_numbers(HYGIENE, {"v1": DEMOS["v1"]}, CACHING)
+    assert numbers["v1.demo_last_read"] == "1,010"
+    assert [name for name in numbers if name.startswith("compaction.") or "v5.demo" in name
+            or name.startswith(("v3.demo", "v4.demo"))] == []
+
+
+def test_every_figure_read_from_the_code_is_the_one_in_its_file(built_numbers):
+    assert built_numbers["api.cache_lookback"] == "20"  # the prompt caching page's look-back
+    assert built_numbers["api.max_breakpoints"] == "4"
+    hygiene, parallel = ROOT / "bench" / "context_hygiene.py", ROOT / "bench" / "parallel.py"
+    assert built_numbers["hygiene.target"] == f"{constant(hygiene, 'TARGET_RATIO'):.2f}"
+    assert built_numbers["hygiene.files"] == str(constant(hygiene, "FILES"))
+    assert built_numbers["parallel.latency"] == str(constant(parallel, "LATENCY"))
+    assert built_numbers["parallel.target"] == str(constant(parallel, "TARGET_RATIO"))
+    tick = constant(ROOT / "plumbing" / "status.py", "PROGRESS_TICK")
+    assert built_numbers["v3.progress_tick"] == str(tick)
+    budget = constant(ROOT / "tests" / "test_diff_budget.py", "DIFF_BUDGET")
+    assert built_numbers["diff.budget"] == str(budget)
+    assert built_numbers["hood.first_calls"] == str(FIRST_CALLS)
+    assert built_numbers["models.claude-sonnet-5-5.max_output"] == "128,000"
+    for name, value in GISTDEX.items():
+        assert built_numbers[f"gistdex.{name}"] == f"{value:,}"
+    for module in ("prompt", "screen"):  # the modules whose figures the pages quote
+        for name, value in number_constants(ROOT / "plumbing" / f"{module}.py").items():
+            assert built_numbers[f"plumbing.{module}.{name}"] == as_shown(value)
+    skills = [path for path in (ROOT / "skills").rglob("*") if path.is_file()]
+    characters = sum(len(path.read_text(encoding="utf-8")) for path in skills)
+    assert built_numbers["skills.characters"] == f"{round(characters, -2):,}"  # "about 8,600"
+    # each script's size, settings and changes: its own
+    for version, script in SCRIPTS.items():
+        for name, value in number_constants(ROOT / script).items():
+            assert built_numbers[f"{version}.{name}"] == as_shown(value), (version, name)
+        assert built_numbers[f"{version}.lines"] == f"{len(read(script).splitlines()):,}"
+        model = setting_default(ROOT / script, "MODEL_ID")
+        assert built_numbers[f"{version}.default_model"] == model and model in MODELS
+    v1 = read(SCRIPTS["v1"])  # the counts of code are the same rule for every version
+    assert built_numbers["v1.code_lines"] == f"{len(code_lines(v1)):,}"
+    assert built_numbers["v1.lesson_code_lines"] == f"{lesson_code_lines(v1):,}"
+    max_tokens = setting_default(ROOT / SCRIPTS["v1"], "MAX_TOKENS")
+    assert built_numbers["v1.MAX_TOKENS"] == f"{max_tokens:,}"  # 64,000, not 64000
+    for older, newer in itertools.pairwise(SCRIPTS):
+        removed = changed_lines(read(SCRIPTS[older]), read(SCRIPTS[newer]))
+        assert built_numbers[f"{newer}.changed_lines"] == str(removed), newer
+    assert "v1.changed_lines" not in built_numbers  # nothing comes before v1
+
+
+def test_the_benchmarks_run_from_the_project_root_and_a_failure_shows_their_error(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the build may be started from anywhere
+    found = "import json, os; print(json.dumps({'bench': os.path.isdir('bench'), 'ratio': 0.5}))"
+    assert benchmark_figures(found) == {"bench": True, "ratio": 0.5}
+    with pytest.raises(RuntimeError) as failed:
+        benchmark_figures("import sys; sys.exit('no session was played')")
+    assert str(failed.value) == "the benchmarks failed:\nno session was played\n"
 
 
 # -- the "What changed" card --

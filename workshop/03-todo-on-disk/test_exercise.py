@@ -19,7 +19,7 @@ def item(content: str, status: str = "pending", active_form: str | None = None) 
 PLAN = [
     item("Write the fix", "completed", "Writing the fix"),
     item("Run the tests", "in_progress", "Running the tests"),
-    item("ドキュメントを直す", "pending", "ドキュメントを直している"),
+    item("ドキュメントを直す", active_form="ドキュメントを直している"),
 ]
 PLAN_SUMMARY = "1/3 done; in progress: Running the tests"
 TWO_IN_PROGRESS = [item("Write the fix", "in_progress"), item("Run the tests", "in_progress")]
@@ -56,13 +56,28 @@ def first_message_text(api) -> str:
     return "\n".join(block["text"] for block in api.requests[0].body["messages"][0]["content"])
 
 
+def first_turn(agent, task: str) -> list[str]:
+    """Run a session's first turn on task. Returns what the history keeps at its two ends: the
+    task the user gave (the first block of the first message) and the model's reply (the last
+    block of the last message, kept as the SDK returned it)."""
+    history = []
+    assert agent.run_turn(history, task) == 0
+    return [history[0]["content"][0]["text"], history[-1]["content"][-1].text]
+
+
 def test_rule1_each_accepted_update_is_saved(scripted_api, agent, tmp_path):
     scripted_api.play(
         {"turns": [{"tool_calls": [todo(PLAN[:2])]}, {"tool_calls": [todo(PLAN)]}, {"text": "Ok."}]}
     )
-    assert agent.run_turn([], "fix the bug") == 0
+    kept = first_turn(agent, "fix the bug")
+    assert kept == ["fix the bug", "Ok."], (
+        f"rule 1: saving must leave the turn whole, from the task to the model's reply, 'Ok.'; "
+        f"the history kept {kept}"
+    )
     items = saved_items(tmp_path, rule=1)
-    assert items == PLAN, f"rule 1: after the second update todo.json must hold {PLAN}: {items}"
+    assert items == PLAN, (
+        f"rule 1: after the second update todo.json must hold {PLAN}; it holds {items}"
+    )
 
 
 def test_rule2_a_rejected_update_leaves_the_saved_list_alone(scripted_api, agent, tmp_path):
@@ -75,7 +90,11 @@ def test_rule2_a_rejected_update_leaves_the_saved_list_alone(scripted_api, agent
             ]
         }
     )
-    assert agent.run_turn([], "fix the bug") == 0
+    kept = first_turn(agent, "fix the bug")
+    assert kept == ["fix the bug", "Ok."], (
+        f"rule 2: a rejected update must leave the turn whole, from the task to the model's "
+        f"reply, 'Ok.'; the history kept {kept}"
+    )
     items = saved_items(tmp_path, rule=2)
     assert items == PLAN, (
         f"rule 2: a rejected todo call (two items in progress) must leave todo.json as it was, "
@@ -88,7 +107,11 @@ def test_rule3_a_saved_list_is_restored_and_the_model_gets_its_items(
 ):
     save(tmp_path, {"items": PLAN})
     scripted_api.play({"turns": [{"tool_calls": [todo(TWO_IN_PROGRESS)]}, {"text": "Ok."}]})
-    assert agent.run_turn([], "go on") == 0
+    kept = first_turn(agent, "go on")
+    assert kept == ["go on", "Ok."], (
+        f"rule 3: the restored list must leave the turn whole, the task first and the model's "
+        f"reply, 'Ok.', last; the history kept {kept}"
+    )
     told = first_message_text(scripted_api)
     assert PLAN_SUMMARY in told, (
         f"rule 3: the session's first user message must tell the model about the restored list, "
@@ -110,7 +133,11 @@ def test_rule3_a_saved_list_is_restored_and_the_model_gets_its_items(
 
 def test_rule4_without_a_saved_list_the_session_starts_as_before(scripted_api, agent, tmp_path):
     scripted_api.play({"turns": [{"text": "Hello."}]})
-    assert agent.run_turn([], "hi") == 0
+    kept = first_turn(agent, "hi")
+    assert kept == ["hi", "Hello."], (
+        f"rule 4: without todo.json the turn must run as before, from the task to the model's "
+        f"reply, 'Hello.'; the history kept {kept}"
+    )
     blocks = scripted_api.requests[0].body["messages"][0]["content"]
     assert len(blocks) == 2, (
         "rule 4: without todo.json the first message holds the task and the planning reminder "
@@ -155,10 +182,24 @@ def test_rule6_the_file_is_in_the_folder_given_with_workdir(scripted_api, script
         f"rule 6: run with --workdir, the script ended with exit code {done.returncode}: "
         f"{done.stderr[-1000:]}"
     )
-    assert PLAN_SUMMARY in first_message_text(scripted_api), (
-        "rule 6: started with --workdir, the script must restore the todo.json in that folder; "
-        "restore it when the session starts, not when the script is loaded"
+    shown = done.stdout.splitlines()
+    assert "Ok." in shown, (
+        f"rule 6: run with --workdir, the session must go on to the model's reply, 'Ok.', on "
+        f"stdout; it printed {shown}"
     )
-    assert saved_items(project, rule=6) == PLAN[:1] and not (tmp_path / ".agent").exists(), (
-        "rule 6: the list must be saved in the --workdir folder, not where the program started"
+    told = first_message_text(scripted_api)
+    assert PLAN_SUMMARY in told, (
+        f"rule 6: started with --workdir {project}, the script must restore the todo.json in that "
+        "folder; restore it when the session starts, not when the script is loaded. The first "
+        f"message was {told!r}"
+    )
+    started_in = tmp_path / ".agent"
+    assert not started_in.exists(), (
+        f"rule 6: the list was saved in {started_in}, in the folder the program started from; "
+        "save it in the --workdir folder: build the path when you save, after main() moved there"
+    )
+    items = saved_items(project, rule=6)
+    assert items == PLAN[:1], (
+        f"rule 6: the todo call's list must be saved in the --workdir folder; there todo.json "
+        f"holds {items}"
     )

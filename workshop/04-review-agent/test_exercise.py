@@ -56,16 +56,31 @@ def child_requests(api) -> list:
     return [request for request in api.requests if request.track != "default"]
 
 
+def task_tool(api) -> dict:
+    """The Task tool as the main agent's first request offers it."""
+    (tool,) = [tool for tool in api.requests[0].body["tools"] if tool["name"] == "Task"]
+    return tool
+
+
+def check_the_turn(history: list, task: str, reply: str, rule: int) -> None:
+    """The turn as the attendee sees it: their task opens the history and the model's last reply
+    closes it, so the conversation stays valid for the next turn."""
+    first = history[0]["content"][0]["text"]
+    last = getattr(history[-1]["content"][-1], "text", None)  # None: a tool call or its result
+    assert [first, last] == [task, reply], (
+        f"rule {rule}: the turn must start with the task {task!r} and end with the model's reply "
+        f"{reply!r}; the history starts with {first!r} and ends with {last!r}"
+    )
+
+
 def the_child(api, agent, rule: int):
     """The first request of the review subagent. When there is none, the message says why: an
     earlier rule that does not hold yet, or what the main agent got back instead."""
     children = child_requests(api)
-    task_tool = [tool for tool in api.requests[0].body["tools"] if tool["name"] == "Task"]
-    offered = task_tool[0]["input_schema"]["properties"]["agent_type"]["enum"] if task_tool else []
-    why = f"the main agent got {results_sent(api)}"
+    why = f"the main agent got {[result['content'] for result in results_sent(api)]}"
     if "review" not in agent.AGENT_TYPES:
         why = "AGENT_TYPES has no review yet: see rule 1 first"
-    elif "review" not in offered:
+    elif "review" not in task_tool(api)["input_schema"]["properties"]["agent_type"]["enum"]:
         why = "the Task tool does not offer review yet: see rule 2 first"
     assert children, f"rule {rule}: no review subagent ran, so this rule cannot be checked: {why}"
     return children[0]
@@ -79,30 +94,30 @@ def project(tmp_path):
 
 def test_rule1_review_joins_the_other_types_which_stay_as_they_are(agent):
     assert "review" in agent.AGENT_TYPES, "rule 1: AGENT_TYPES has no entry 'review'"
-    untouched = load_script(ROOT / "v3_subagents.py", "untouched_v3")
+    untouched = load_script(ROOT / "v3_subagents.py")
+    assert agent.REPORT_RULES == untouched.REPORT_RULES, (
+        "rule 1: REPORT_RULES is shared by every agent type and must stay as it is; ask for "
+        "findings in review's own system prompt"
+    )
     for name in ("explore", "plan", "code"):
         assert agent.AGENT_TYPES.get(name) == untouched.AGENT_TYPES[name], (
             f"rule 1: the agent type {name} must stay as it is; put what review needs in review's "
             "own entry"
         )
-    assert agent.REPORT_RULES == untouched.REPORT_RULES, (
-        "rule 1: REPORT_RULES is shared by every agent type and must stay as it is; ask for "
-        "findings in review's own system prompt"
-    )
 
 
 def test_rule2_the_task_tool_offers_review(scripted_api, agent):
     scripted_api.play({"turns": [{"text": "Hi."}]})
-    assert agent.run_turn([], "hi") == 0
-    task_tool = next(
-        tool for tool in scripted_api.requests[0].body["tools"] if tool["name"] == "Task"
-    )
-    enum = task_tool["input_schema"]["properties"]["agent_type"]["enum"]
+    history = []
+    assert agent.run_turn(history, "hi") == 0
+    check_the_turn(history, "hi", "Hi.", rule=2)
+    tool = task_tool(scripted_api)
+    enum = tool["input_schema"]["properties"]["agent_type"]["enum"]
     assert set(enum) == {"explore", "plan", "code", "review"}, (
         f"rule 2: the Task tool's agent_type must offer review too; it offers {enum}. TASK_TOOL "
         "reads AGENT_TYPES when the script loads: put review inside the AGENT_TYPES = {...} literal"
     )
-    lines = [line for line in task_tool["description"].splitlines() if line.startswith("- review:")]
+    lines = [line for line in tool["description"].splitlines() if line.startswith("- review:")]
     assert len(lines) == 1 and lines[0].startswith("- review: read-only"), (
         f"rule 2: the Task description must list '- review: read-only; ...'; it lists {lines}"
     )
@@ -133,20 +148,28 @@ def test_rule3_a_review_subagent_gets_the_read_only_tools_and_cannot_change_a_fi
             ]
         )
     )
-    assert agent.run_turn([], "review my change") == 0
+    history = []
+    assert agent.run_turn(history, "review my change") == 0
+    check_the_turn(history, "review my change", "Main agent done.", rule=3)
     tools = {tool["name"] for tool in the_child(scripted_api, agent, rule=3).body["tools"]}
+    after = (project / "app.py").read_text()
+    assert after == APP, (
+        f"rule 3: the review subagent changed app.py to {after!r} with the tools it got, "
+        f"{sorted(tools)}; it gets {sorted(READ_ONLY_TOOLS)} and nothing else"
+    )
     assert tools == READ_ONLY_TOOLS, (
         f"rule 3: a review subagent gets {sorted(READ_ONLY_TOOLS)} and nothing else; it got "
         f"{sorted(tools)}"
     )
-    assert (project / "app.py").read_text() == APP, "rule 3: the review subagent changed app.py"
 
 
 def test_rule4_its_own_prompt_asks_for_findings_and_says_what_a_clean_result_is(
     scripted_api, agent
 ):
     scripted_api.play(delegate([{"text": "no findings: app.py looks fine."}]))
-    assert agent.run_turn([], "review my change") == 0
+    history = []
+    assert agent.run_turn(history, "review my change") == 0
+    check_the_turn(history, "review my change", "Main agent done.", rule=4)
     system = the_child(scripted_api, agent, rule=4).body["system"]
     others = [agent.AGENT_TYPES[name]["system"] for name in ("explore", "plan", "code")]
     assert system not in others, "rule 4: review needs a system prompt of its own"
@@ -168,7 +191,9 @@ def test_rule4_its_own_prompt_asks_for_findings_and_says_what_a_clean_result_is(
     )
 
 
-def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(scripted_api, agent, project):
+def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(
+    scripted_api, agent, project, capsys
+):
     scripted_api.play(
         delegate(
             [
@@ -180,10 +205,21 @@ def test_rule5_the_findings_come_back_to_the_main_agent_unchanged(scripted_api, 
             ]
         )
     )
-    assert agent.run_turn([], "review my change") == 0
-    the_child(scripted_api, agent, rule=5)
+    history = []
+    assert agent.run_turn(history, "review my change") == 0
+    check_the_turn(history, "review my change", "Main agent done.", rule=5)
+    (task,) = the_child(scripted_api, agent, rule=5).body["messages"]
+    prompt = {"type": "text", "text": "CHILD: Review app.py. Report findings."}
+    assert task["content"] == [prompt], (
+        f"rule 5: the review subagent must start from the main agent's prompt alone; it got {task}"
+    )
     (result,) = results_sent(scripted_api)
     assert not result["is_error"] and result["content"] == FINDING, (
         f"rule 5: the Task result must be the subagent's findings, unchanged: {FINDING!r}; the "
         f"main agent got {result['content']!r}"
+    )
+    screen = capsys.readouterr().out
+    assert "[review] review app.py" in screen, (
+        f"rule 5: while the review subagent works, the screen shows its status line "
+        f"'[review] review app.py'; it shows {screen!r}"
     )

@@ -18,6 +18,11 @@ HUGE_REPORT = "".join(
     f"src/module_{n}.py:{n}: a finding worth a line\n" for n in range(2000)
 )  # ~90,000 characters
 SHORT_REPORT = "The config loader is load_config() in src/config.py, line 12.\n"
+COPIED = 20  # characters in a row that count as a copy of the report, not a chance match
+CONVERSATION = (  # the next turn goes on from the history this one left
+    "the turn must leave the conversation valid, the user's words first and the model's reply "
+    "last; its history starts and ends with"
+)
 # A budget in characters: "1,000 characters", "12,000 chars", "1,000 文字" (a number of tokens,
 # "about 250 tokens", is not one)
 CHARACTER_BUDGET = re.compile(r"(\d[\d,]*)\s*(?:characters|chars|文字)", re.IGNORECASE)
@@ -90,19 +95,22 @@ def task_result(api, rule: int | None = None) -> dict:
 
 
 def report_characters(content: str, report: str) -> int:
-    """How many characters of `report` reached the main agent in `content`: the pieces of 20
-    characters or more that content copies from it (a cut can leave a head and a tail)."""
-    total, at = 0, 0
-    while at < len(content):
-        length = 0
-        while at + length < len(content) and content[at : at + length + 1] in report:
-            length += 1
-        if length >= 20:
-            total += length
-            at += length
-        else:
-            at += 1
-    return total
+    """How many characters of `report` reached the main agent in `content`: those inside a piece
+    of COPIED characters or more that content copies from it (a cut can leave a head and a
+    tail)."""
+    copied = set()
+    for at in range(len(content) - COPIED + 1):
+        if content[at : at + COPIED] in report:
+            copied.update(range(at, at + COPIED))
+    return len(copied)
+
+
+def conversation_ends(history: list) -> tuple:
+    """The words at both ends of the history a turn leaves: the user's message that starts it,
+    and the model's reply that ends it (none when it ends on another message)."""
+    last = history[-1]
+    reply = [block.text for block in last["content"] if last["role"] == "assistant"]
+    return history[0]["content"][0]["text"], reply
 
 
 def budgets(agent, rule: int) -> dict:
@@ -116,7 +124,10 @@ def budgets(agent, rule: int) -> dict:
 
 def test_rule1_the_task_tool_offers_three_modes_and_mode_is_optional(scripted_api, agent):
     scripted_api.play({"turns": [{"text": "Hi."}]})
-    assert agent.run_turn([], "hi") == 0
+    history = []
+    assert agent.run_turn(history, "hi") == 0
+    ends = conversation_ends(history)
+    assert ends == ("hi", ["Hi."]), f"rule 1: {CONVERSATION} {ends}"
     task_tool = next(
         tool for tool in scripted_api.requests[0].body["tools"] if tool["name"] == "Task"
     )
@@ -136,7 +147,10 @@ def test_rule1_an_unknown_mode_is_refused_by_the_schema(scripted_api, agent):
     scripted_api.play(
         {"turns": [{"tool_calls": [{**task(mode="brief"), "invalid": True}]}, {"text": "ok"}]}
     )
-    assert agent.run_turn([], "go") == 0
+    history = []
+    assert agent.run_turn(history, "go") == 0
+    ends = conversation_ends(history)
+    assert ends == ("go", ["ok"]), f"rule 1: {CONVERSATION} {ends}"
     result = task_result(scripted_api)
     assert result["is_error"] and "'brief' is not one of" in result["content"], (
         f"rule 1: the schema must refuse mode='brief'; the main agent got {result['content']!r}"
@@ -145,7 +159,9 @@ def test_rule1_an_unknown_mode_is_refused_by_the_schema(scripted_api, agent):
 
 def test_rule2_the_budgets_grow_from_summary_to_full_and_fit_the_tool_result_budget(agent):
     found = budgets(agent, rule=2)
-    assert list(found) == MODES, f"rule 2: REPORT_BUDGETS needs the keys {MODES}: {list(found)}"
+    assert list(found) == MODES, (
+        f"rule 2: REPORT_BUDGETS needs the keys {MODES}, in this order; it has {list(found)}"
+    )
     values = [found[mode] for mode in MODES]
     assert values == sorted(set(values)), f"rule 2: the budgets must grow, summary to full: {found}"
     assert values[-1] <= agent.TOOL_RESULT_BUDGET, (
@@ -160,7 +176,12 @@ def test_rule3_the_subagent_is_told_its_budget_in_its_first_message_and_no_other
 ):
     budget = budgets(agent, rule=3)[mode or "summary"]
     scripted_api.play(delegate(SHORT_REPORT, **({"mode": mode} if mode else {})))
-    assert agent.run_turn([], "find the config loader") == 0
+    history = []
+    assert agent.run_turn(history, "find the config loader") == 0
+    ends = conversation_ends(history)
+    assert ends == ("find the config loader", ["Main agent done."]), (
+        f"rule 3: {CONVERSATION} {ends}"
+    )
     child = child_request(scripted_api, rule=3).body
     first_message = str(child["messages"][0]["content"])
     assert f"{budget:,}" in first_message, (
@@ -188,7 +209,12 @@ def test_rule3_the_subagent_is_told_its_budget_in_its_first_message_and_no_other
 def test_rule4_the_report_is_cut_to_its_modes_budget(scripted_api, agent, mode):
     budget = budgets(agent, rule=4)[mode or "summary"]
     scripted_api.play(delegate(HUGE_REPORT, **({"mode": mode} if mode else {})))
-    assert agent.run_turn([], "find the config loader") == 0
+    history = []
+    assert agent.run_turn(history, "find the config loader") == 0
+    ends = conversation_ends(history)
+    assert ends == ("find the config loader", ["Main agent done."]), (
+        f"rule 4: {CONVERSATION} {ends}"
+    )
     result = task_result(scripted_api, rule=4)
     assert len(result["content"]) <= budget, (
         f"rule 4: a report in mode {mode or 'summary (no mode given)'} may have {budget:,} "
@@ -201,7 +227,12 @@ def test_rule4_the_report_is_cut_to_its_modes_budget(scripted_api, agent, mode):
 
 def test_rule5_a_cut_summary_says_how_to_get_more(scripted_api, agent):
     scripted_api.play(delegate(HUGE_REPORT, mode="summary"))
-    assert agent.run_turn([], "find the config loader") == 0
+    history = []
+    assert agent.run_turn(history, "find the config loader") == 0
+    ends = conversation_ends(history)
+    assert ends == ("find the config loader", ["Main agent done."]), (
+        f"rule 5: {CONVERSATION} {ends}"
+    )
     end = task_result(scripted_api, rule=5)["content"][-300:]
     assert "detailed" in end, (
         f"rule 5: a cut summary must end with a note that names mode detailed; it ends {end!r}"
@@ -211,7 +242,12 @@ def test_rule5_a_cut_summary_says_how_to_get_more(scripted_api, agent):
 @pytest.mark.parametrize("mode", MODES)
 def test_rule6_a_report_within_budget_comes_back_whole(scripted_api, agent, mode):
     scripted_api.play(delegate(SHORT_REPORT, mode=mode))
-    assert agent.run_turn([], "find the config loader") == 0
+    history = []
+    assert agent.run_turn(history, "find the config loader") == 0
+    ends = conversation_ends(history)
+    assert ends == ("find the config loader", ["Main agent done."]), (
+        f"rule 6: {CONVERSATION} {ends}"
+    )
     content = task_result(scripted_api, rule=6)["content"]
     assert content == SHORT_REPORT, (
         f"rule 6: a report within the budget must come back as it is, {SHORT_REPORT!r}; the "
@@ -230,7 +266,12 @@ def test_rule7_a_subagent_that_fails_still_hands_back_its_last_message(scripted_
             "tracks": [{"match": "CHILD:", "turns": child_turns}],
         }
     )
-    assert agent.run_turn([], "find the config loader") == 0
+    history = []
+    assert agent.run_turn(history, "find the config loader") == 0
+    ends = conversation_ends(history)
+    assert ends == ("find the config loader", ["Main agent done."]), (
+        f"rule 7: {CONVERSATION} {ends}"
+    )
     result = task_result(scripted_api)
     summary = budgets(agent, rule=7)["summary"]
     assert HUGE_REPORT[:100] in result["content"], (
