@@ -28,6 +28,26 @@ WHEN = re.compile(
 INSTRUCTIONS_LIMIT = 5_000  # characters of SKILL.md's body
 
 
+def first_words(message: dict) -> str | None:
+    """The text of a message's first block: the task as the agent sent it (a dict; a reminder
+    may follow it; a tool result has no text) or the model's reply as the SDK gave it."""
+    block = message["content"][0]
+    if isinstance(block, dict):
+        return block.get("text")
+    return block.text
+
+
+def conversation_problem(history: list, task: str, reply: str) -> str:
+    """What is wrong with the conversation a turn left, or "": it starts with the task and ends
+    with the model's reply, as the API and the next turn expect."""
+    first, last = history[0], history[-1]
+    if first_words(first) != task:
+        return f"the task is not the first message of the conversation: {first!r}"
+    if first_words(last) != reply:
+        return f"the turn did not end on the model's reply: {last!r}"
+    return ""
+
+
 def own_skills(agent, rule: int) -> dict:
     """Your skills by name, as v4 loads them from beside the script."""
     own = {
@@ -43,9 +63,7 @@ def own_skills(agent, rule: int) -> dict:
 
 
 def test_rule1_your_skill_has_a_name_of_its_own(agent):
-    folders = set()
-    if agent.REPO_SKILLS.is_dir():
-        folders = {path.name for path in agent.REPO_SKILLS.iterdir() if path.is_dir()}
+    folders = {path.name for path in agent.REPO_SKILLS.glob("*") if path.is_dir()}  # none: {}
     taken = sorted(folders & SHIPPED)
     assert not taken, (
         f"rule 1: {taken} in {agent.REPO_SKILLS} has the name of a skill the repository ships; "
@@ -56,9 +74,10 @@ def test_rule1_your_skill_has_a_name_of_its_own(agent):
 
 
 def test_rule2_your_skill_loads_without_a_warning(agent, capsys):
-    own_skills(agent, rule=2)
+    agent.load_skills([agent.REPO_SKILLS])  # first the warnings: they say why a skill is skipped
     problems = [line for line in capsys.readouterr().err.splitlines() if "skill" in line]
     assert not problems, "rule 2: v4 warns about your SKILL.md:\n" + "\n".join(problems)
+    own_skills(agent, rule=2)
 
 
 def test_rule3_its_description_says_what_it_does_and_when_to_use_it(agent):
@@ -90,7 +109,10 @@ def test_rule4_the_model_finds_it_in_the_catalogue_and_loads_it_whole(scripted_a
             ]
         }
     )
-    assert agent.run_turn([], "a task your skill is for") == 0
+    history = []
+    assert agent.run_turn(history, "a task your skill is for") == 0
+    problem = conversation_problem(history, "a task your skill is for", "I know how to do it now.")
+    assert problem == "", f"rule 4: {problem}"
     system = scripted_api.requests[0].body["system"]
     results = results_sent(scripted_api)
     for (name, skill), result in zip(own.items(), results, strict=True):
@@ -142,4 +164,7 @@ def test_rule5_each_file_it_points_to_is_there_and_the_model_can_read_it(scripte
             ]
         }
     )
-    assert agent.run_turn([], "a task your skill is for") == 0
+    history = []
+    assert agent.run_turn(history, "a task your skill is for") == 0
+    problem = conversation_problem(history, "a task your skill is for", "Done.")
+    assert problem == "", f"rule 5: {problem}"
