@@ -114,6 +114,11 @@ def said_before(exercise: str) -> dict[str, str]:
     }
 
 
+def run_of(key: str) -> str:
+    """The run an entry of failures.txt is from: "start", or a wrong solution's name."""
+    return key.split()[0]
+
+
 def compare_with_failures_txt(exercise: str, run: str, failures: list, script: Path) -> None:
     """The messages of one run (start, or a wrong solution) must be the ones failures.txt holds;
     with WORKSHOP_MESSAGES=write, they are written there instead."""
@@ -122,11 +127,13 @@ def compare_with_failures_txt(exercise: str, run: str, failures: list, script: P
         for report in failures
     }
     before = said_before(exercise)
-    mine = {key: message for key, message in before.items() if key.split()[0] == run}
+    mine = {key: message for key, message in before.items() if run_of(key) == run}
     if os.environ.get("WORKSHOP_MESSAGES") == "write":
         others = {key: message for key, message in before.items() if key not in mine}
-        entries = sorted({**others, **said}.items(), key=lambda item: item[0] != "start")
-        text = FAILURES_HEADER + "".join(f"\n== {key}\n{message}\n" for key, message in entries)
+        entries = {**others, **said}
+        # the start first, then the wrong solutions by name; a run's checks in the order they ran
+        keys = sorted(entries, key=lambda key: (run_of(key) != "start", run_of(key)))
+        text = FAILURES_HEADER + "".join(f"\n== {key}\n{entries[key]}\n" for key in keys)
         (WORKSHOP / exercise / "failures.txt").write_text(text, encoding="utf-8")
         return
     assert said == mine, (
