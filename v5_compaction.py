@@ -169,7 +169,8 @@ def agent_loop(messages: list, system: str, tools: list, screen: LoopScreen,
             # Past compact_at, the next request (larger still) goes out from a summary instead.
             # Only the main conversation passes one: a subagent's history ends with its report.
             if compact_at and prompt_size(response.usage) > compact_at:
-                compact(messages, system, tools, screen, f"over COMPACT_AT={compact_at:,}")
+                if not compact(messages, system, tools, screen, f"over COMPACT_AT={compact_at:,}"):
+                    compact_at = None  # failed: not again this turn, which goes on uncompacted
         elif response.stop_reason != "pause_turn":  # pause_turn: send it back and the model resumes
             return final_answer(response, messages)  # an empty one after tool results stops
     raise AgentStopped(f"no final answer within the round cap of {max_rounds} model calls")
@@ -179,7 +180,8 @@ def call_model(messages: list, system: str, tools: list,
                screen: LoopScreen) -> anthropic.types.Message:
     """One streamed model call: its thinking shown dimmed, then its text. The same system prompt
     and tools each time, and automatic caching: each call reads the earlier ones from the cache."""
-    request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "system": system, "tools": tools,
+    request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "tools": tools,
+               "system": cached_system(system),  # its breakpoint outlives a compaction
                "messages": messages}
     response = stream_reply(client, request, OPTIONS, screen, CALLS)  # retried where it helps
     screen.reply_done(response)
@@ -606,20 +608,29 @@ class WorkSoFar:
 KEPT = WorkSoFar()
 
 
-def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: str) -> None:
+def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: str) -> bool:
     """Ask for a summary of the history, then go on from a fresh one. The summary request sends
     the same system prompt and tools and the history as it stands, one question appended: all
-    but the question is the prefix the last request cached, so it is read, not paid for again.
-    The history is replaced only once the summary is there: a failure keeps it as it was."""
+    of it up to the last round is the prefix the last request cached, so it is read, not paid
+    for again; the last reply, its results and the question are new. The history is replaced
+    only once the summary is there: a failure keeps it as it was, and returns False."""
     screen.note(f"compacting ({why}): asking for a summary of the work so far")
     try:
         response = call_model(with_question(messages, SUMMARY_QUESTION), system, tools, screen)
-        summary = summary_of(response)  # its text; a tool call or an empty reply is none
-    except (CompactionFailed, anthropic.APIError) as exc:  # the turn goes on, uncompacted
+        summary = summary_of(response)  # its text; cut short, refused or a tool call is none
+    except (CompactionFailed, anthropic.APIError) as exc:  # Ctrl-C is no failure: the turn stops
         screen.alert(failure_note(exc))
-        return
+        return False
     messages[:] = fresh_history(summary, what_must_survive())
     screen.note(compaction_note(prompt_size(response.usage), response))
+    return True
+
+
+def cached_system(system: str) -> list:
+    """The system prompt as one text block with a cache breakpoint at its end. Tools and system
+    come first in every request and never change, so the first request after a compaction
+    reads them from the cache; only the fresh history is new."""
+    return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
 
 
 def what_must_survive() -> str:
@@ -658,13 +669,17 @@ def run_turn(messages: list, text: str) -> int:
     """One user turn. Failures print one line and leave the history valid. Returns an exit code."""
     before = copy_history(messages)  # to undo a turn that broke on a bug
     add_user_message(messages, text)
+    request_before = KEPT.request  # the request to keep again if this turn is taken back
     KEPT.request = text  # survives a compaction word for word
     CALLS.start_turn()
     try:
         agent_loop(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN, compact_at=COMPACT_AT)
         return 0
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - limits, API errors, Ctrl-C, bugs
-        return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; history kept valid
+        exit_code = recover_from(exc, messages, before, SCREEN, STOPPED)  # history kept valid
+        if messages == before:  # taken back (refused, too long, a bug): so is what it asked
+            KEPT.request = request_before
+        return exit_code
 
 
 def main() -> int:

@@ -147,6 +147,15 @@ def run_main(path: Path, input_text: str) -> int:
         sys.stdin = saved_stdin
 
 
+def system_text(body: dict) -> str:
+    """A request's system prompt as text: a string, or (v5 on) text blocks, the last one marked
+    as a cache breakpoint."""
+    system = body.get("system") or ""
+    if isinstance(system, str):
+        return system
+    return "".join(block["text"] for block in system)
+
+
 def results_sent(api) -> list[dict]:
     """What the model got back last: the content of the last request's last user message."""
     return api.requests[-1].body["messages"][-1]["content"]

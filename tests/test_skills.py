@@ -20,6 +20,7 @@ from tests.agents import (
     fifo_at,
     results_sent,
     run_in_process,
+    system_text,
     versions_from,
 )
 
@@ -73,7 +74,7 @@ def test_catalogue_lists_names_and_descriptions_and_the_skill_tool_offers_them(
     )
     agent.install_skills(agent.load_skills([skills_root]))
     body = first_request(scripted_api, agent)
-    assert body["system"].endswith(
+    assert system_text(body).endswith(
         "<available_skills>\n- commit-message: Write a commit message.\n- review-diff: Review a "
         "diff.\n</available_skills>"
     )
@@ -113,7 +114,7 @@ def test_descriptions_in_any_yaml_form_become_one_catalogue_line(
     agent.install_skills(agent.load_skills([skills_root]))
     assert (
         f"\n- my-skill: {shown}\n</available_skills>"
-        in first_request(scripted_api, agent)["system"]
+        in system_text(first_request(scripted_api, agent))
     )
     assert capsys.readouterr().err == ""
 
@@ -281,7 +282,7 @@ def test_the_script_finds_its_skills_when_run_from_anywhere(scripted_api, versio
     env = {"SKILLS_DIR": "extra"}
     done = run_in_process(ROOT / SCRIPTS[version], *args, cwd=elsewhere, env=env)
     assert done.returncode == 0, done.stderr
-    system = scripted_api.requests[0].body["system"]
+    system = system_text(scripted_api.requests[0].body)
     assert "\n- commit-message: Write a git commit message" in system  # skills/ beside the script
     assert "\n- review-diff: The project's review rules." in system
     assert "\n- extra-skill: Found through SKILLS_DIR." in system
@@ -350,7 +351,7 @@ def test_a_folder_name_that_is_not_utf8_is_skipped_and_the_request_is_valid(
     done = run_in_process(ROOT / SCRIPTS[version], *args)
     assert done.returncode == 0, done.stderr
     assert "has the name 'caf?'; use only lowercase letters" in done.stderr
-    assert "caf" not in scripted_api.requests[0].body["system"]
+    assert "caf" not in system_text(scripted_api.requests[0].body)
 
 
 def test_the_find_hint_for_a_crowded_skill_quotes_its_folder(scripted_api, agent, tmp_path_factory):
