@@ -42,8 +42,10 @@ it no longer fits the context window. After a round of tool calls whose request 
 COMPACT_AT tokens, the agent asks the model for a summary of the work so far (the history as it
 stands plus one question, so the request reads the cached prefix), then goes on from a fresh
 history: the summary, and what must survive word for word. `/compact` at the prompt does the same
-by hand. The screen says when it compacts, and how many tokens went in and came out. Subagents
-never compact: their history ends with their report.
+by hand. The screen says when it compacts, and how many tokens went in and came out. A summary
+request that fails keeps the history as it was and is not asked again until the next turn. The
+system prompt ends with a cache breakpoint, so that system and tools stay cached across a
+compaction. Subagents never compact: their history ends with their report.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
 the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (a compatible
