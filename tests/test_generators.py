@@ -336,6 +336,19 @@ def test_a_compaction_figure_that_no_longer_bears_out_the_chapter_stops_the_buil
     assert str(refused.value).count(";") == 0  # that sentence alone
 
 
+def test_compact_at_s_ceiling_is_the_window_less_the_summary_s_reply_and_a_round_s_growth(
+    built_numbers
+):
+    settings = number_constants(ROOT / "v5_compaction.py")
+    reply = settings["MAX_TOKENS"]  # 64,000: the summary's reply, and the last round's
+    result = settings["TOOL_RESULT_BUDGET"] // 4  # 7,500 tokens at four characters a token
+    assert built_numbers["v5.round_growth"] == f"{reply + result:,}"
+    assert built_numbers["v5.ceiling_200k"] == f"{200_000 - 2 * reply - result:,}"
+    assert built_numbers["v5.ceiling_1m"] == f"{1_000_000 - 2 * reply - result:,}"
+    assert (built_numbers["v5.window_200k"], built_numbers["v5.window_1m"]) == ("200,000",
+                                                                               "1,000,000")
+
+
 def test_without_compaction_figures_or_a_demo_its_numbers_are_left_out():
     numbers = page_numbers(HYGIENE, {"v1": DEMOS["v1"]}, CACHING)
     assert numbers["v1.demo_last_read"] == "1,010"
