@@ -4,7 +4,7 @@
 
 One scripted v5 session of TURNS user turns. Each of the first five reads FILES_PER_TURN notes of
 about NOTE_LINES lines, one read a model call, then answers; the last one asks for two facts that
-only the first two notes hold. It is played six ways against the scripted server, whose prompt
+only the first two notes hold. It is played seven ways against the scripted server, whose prompt
 cache follows the documented rule (each breakpoint reads the longest cached prefix within 20
 blocks before it) and whose context window is WINDOW tokens unless a way says otherwise. In
 every way, a turn that overflows the window is sent again once, as the agent's error line asks.
@@ -22,6 +22,8 @@ every way, a turn that overflows the window is sent again once, as the agent's e
                         compaction stands in for theirs)
     v5                  v5 as it is, with COMPACT_AT, and a summary that keeps both facts
     v5, lossy summary   the same, but the model's summary drops one of the facts
+    v5, no breakpoint   v5 with the system prompt sent as plain text, without the breakpoint
+                        at its end: each compaction writes system and tools to the cache again
 
 For each: the input billed, priced as the pricing page prices prompt caching (a cache write at
 1.25 times the base input price, a cache read at 0.1 times:
@@ -78,6 +80,7 @@ WAYS = {  # name: (the table's row, the window, COMPACT_AT, the clearing rule, t
     "lcc": ("learn-claude-code", WINDOW, AUTO_COMPACT_AT, "every call", SUMMARY),
     "compaction": ("v5", WINDOW, COMPACT_AT, None, SUMMARY),
     "lossy": ("v5, lossy summary", WINDOW, COMPACT_AT, None, LOSSY_SUMMARY),
+    "no_breakpoint": ("v5, no breakpoint", WINDOW, COMPACT_AT, None, SUMMARY),
 }
 
 
@@ -173,6 +176,8 @@ def play(way: str) -> dict:
         api.play(scenario(agent.SUMMARY_QUESTION[:60], summary, window))
         if rule:
             agent.call_model = clearing(agent.call_model, RULES[rule])
+        if way == "no_breakpoint":
+            agent.cached_system = str  # the system prompt as v4 sends it: plain text
         history = []
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             for task in tasks():

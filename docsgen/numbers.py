@@ -243,6 +243,7 @@ def compaction_numbers(figures: dict) -> dict[str, str]:
     bench = ROOT / "bench" / "compaction.py"
     for name, value in number_constants(bench).items():
         numbers[f"compaction.{name}"] = as_shown(value)
+    numbers["compaction.ways"] = str(len(figures))  # "played 7 ways"
     v5 = figures["compaction"]
     for way in ("cached", "resent", "clearing"):
         numbers[f"compaction.vs_{way}"] = f"{v5['billed'] / figures[way]['billed']:.2f}"
@@ -273,6 +274,10 @@ COMPACTION_CLAIMS = [
                            for way in ("resent", "cached", "clearing", "lcc"))),
     ("the summaries cost output tokens, billed at the output price",
      lambda f, window: f["compaction"]["output"] > f["cached"]["output"]),
+    ("the breakpoint at the system prompt's end saves input: without it, each compaction writes"
+     " system and tools again",
+     lambda f, window: f["compaction"]["billed"] < f["no_breakpoint"]["billed"]
+     and f["no_breakpoint"]["after_read"] == 0),
     ("the first request after a compaction reads system and tools and writes the fresh history",
      lambda f, window: f["compaction"]["after_read"] > 0 and f["compaction"]["after_written"] > 0),
 ]

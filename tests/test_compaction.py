@@ -427,9 +427,9 @@ def test_the_bench_plays_each_way_and_the_chapter_quotes_its_figures(version, bu
     table = (ROOT / ".generated" / "bench" / "compaction.txt").read_text(encoding="utf-8")
     rows = [line[2:21].rstrip() for line in table.splitlines()[2:-1]]
     assert rows == ["none, sent again", "none, 1M window", "clearing", "learn-claude-code", "v5",
-                    "v5, lossy summary"]
+                    "v5, lossy summary", "v5, no breakpoint"]
     billed = numbers["compaction.compaction.billed"]
     assert f"  v5                 {billed:>13}" in table
     assert f"  v5, lossy summary  {numbers['compaction.lossy.billed']:>13}" in table
-    *_, kept, lossy, _ = table.splitlines()
+    *_, kept, lossy, _, _ = table.splitlines()
     assert kept.endswith("  2 of 2") and lossy.endswith("  1 of 2")

@@ -250,6 +250,7 @@ COMPACTION = {  # one session played six ways, as bench/compaction.py --json giv
     "lcc": way(223_286, 875, 56_612, 0, 1, 2, 1_031, 139),
     "compaction": way(173_358, 1_046, 25_530, 0, 4, 2, 1_034, 138),
     "lossy": way(173_245, 986, 25_515, 0, 4, 1, 1_033, 124),
+    "no_breakpoint": way(178_114, 1_045, 25_529, 0, 4, 2, 0, 1_172),
 }
 
 
@@ -302,6 +303,7 @@ def test_the_benchmark_figures_and_the_demos_are_written_as_the_pages_quote_them
     assert built_numbers["compaction.vs_resent"] == "0.55"  # against 313,892
     assert built_numbers["compaction.vs_clearing"] == "0.70"  # against 248,833
     assert built_numbers["compaction.saved_share"] == "45%"
+    assert built_numbers["compaction.ways"] == "7"
     settings = number_constants(ROOT / "bench" / "compaction.py")
     assert {"WINDOW", "COMPACT_AT"} <= set(settings)
     for name, value in settings.items():
@@ -318,9 +320,11 @@ DRIFTS = [
     ("lossy", "facts", 2, "a summary that drops a fact loses it"),
     ("clearing", "facts", 1, "clearing stays inside the window but clears the facts"),
     ("lcc", "largest", 50_000, "learn-claude-code's rule keeps every read_file result"),
-    ("compaction", "billed", 223_287, "v5 bills less input than the uncompacted session"),
+    ("lcc", "billed", 173_357, "v5 bills less input than the uncompacted session"),
     ("compaction", "output", 817, "the summaries cost output tokens"),
     ("compaction", "after_read", 0, "the first request after a compaction reads system"),
+    ("no_breakpoint", "billed", 173_357, "the breakpoint at the system prompt's end saves input"),
+    ("no_breakpoint", "after_read", 1_034, "the breakpoint at the system prompt's end saves"),
 ]
 
 
