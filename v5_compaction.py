@@ -171,8 +171,10 @@ def agent_loop(messages: list, system: str, tools: list, screen: LoopScreen,
             # Past compact_at, the next request (larger still) goes out from a summary instead.
             # Only the main conversation passes one: a subagent's history ends with its report.
             if compact_at and prompt_size(response.usage) > compact_at:
-                if not compact(messages, system, tools, screen, f"over COMPACT_AT={compact_at:,}"):
-                    compact_at = None  # failed: not again this turn, which goes on uncompacted
+                first_message = messages[0]
+                compact(messages, system, tools, screen, f"over COMPACT_AT={compact_at:,}")
+                if messages[0] is first_message:  # not replaced: the summary request failed
+                    compact_at = None  # so not again this turn: one extra call, not one a round
         elif response.stop_reason != "pause_turn":  # pause_turn: send it back and the model resumes
             return final_answer(response, messages)  # an empty one after tool results stops
     raise AgentStopped(f"no final answer within the round cap of {max_rounds} model calls")
@@ -610,22 +612,22 @@ class WorkSoFar:
 KEPT = WorkSoFar()
 
 
-def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: str) -> bool:
+def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: str) -> None:
     """Ask for a summary of the history, then go on from a fresh one. The summary request sends
     the same system prompt and tools and the history as it stands, one question appended: all
     of it up to the last round is the prefix the last request cached, so it is read, not paid
-    for again; the last reply, its results and the question are new. The history is replaced
-    only once the summary is there: a failure keeps it as it was, and returns False."""
+    for again; the last reply, its results and the question are new. A reply cut at max_tokens,
+    a refusal or a tool call is no summary, and an API error none either; Ctrl-C stops the turn.
+    The history is replaced only once the summary is there: a failure keeps it as it was."""
     screen.note(f"compacting ({why}): asking for a summary of the work so far")
     try:
         response = call_model(with_question(messages, SUMMARY_QUESTION), system, tools, screen)
-        summary = summary_of(response)  # its text; cut short, refused or a tool call is none
-    except (CompactionFailed, anthropic.APIError) as exc:  # Ctrl-C is no failure: the turn stops
+        summary = summary_of(response)  # its text; a tool call or an empty reply is none
+    except (CompactionFailed, anthropic.APIError) as exc:  # the turn goes on, uncompacted
         screen.alert(failure_note(exc))
-        return False
+        return
     messages[:] = fresh_history(summary, what_must_survive())
     screen.note(compaction_note(prompt_size(response.usage), response))
-    return True
 
 
 def cached_system(system: str) -> list:
