@@ -617,7 +617,7 @@ def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: s
     the same system prompt and tools and the history as it stands, one question appended: all
     of it up to the last round is the prefix the last request cached, so it is read, not paid
     for again; the last reply, its results and the question are new. A reply cut at max_tokens,
-    a refusal or a tool call is no summary, and an API error none either; Ctrl-C stops the turn.
+    a refusal, a tool call or an API error gives no summary; Ctrl-C stops the turn.
     The history is replaced only once the summary is there: a failure keeps it as it was."""
     screen.note(f"compacting ({why}): asking for a summary of the work so far")
     try:
