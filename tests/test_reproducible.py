@@ -11,13 +11,14 @@ What could vary from one build to the next, and what evens it out:
 """
 
 import gzip
+import json
 import xml.etree.ElementTree as ElementTree
 from datetime import UTC, datetime
 
 import anthropic
 
 from docsgen.__main__ import commit_time
-from docsgen.generated import GENERATED, demo_transcript
+from docsgen.generated import GENERATED, demo_transcript, in_model_order
 from docsgen.hood import hood_files, load_recording
 from scripted.server import ScriptedAPI
 
@@ -76,6 +77,27 @@ def test_a_tracks_tool_ids_do_not_depend_on_the_order_its_requests_arrive_in():
     every_id = [id_ for ids in one_way.values() for id_ in ids]
     assert len(set(every_id)) == len(every_id) == 5  # never one id twice
     assert one_way["main"] == ["toolu_01scripted0001"]  # the main track's, as before
+
+
+def exchange(track: str, first_message: str, reply: list[dict] | None = None) -> dict:
+    body = {"messages": [{"role": "user", "content": [{"type": "text", "text": first_message}]}]}
+    return {"track": track, "size": 1, "raw": json.dumps(body),
+            "reply": {"status": 200, "body": {"content": reply or []}}}
+
+
+def test_subagents_requests_are_recorded_in_the_models_order_whatever_the_threads_did():
+    tasks = [{"type": "tool_use", "name": "Task", "input": {"prompt": prompt}}
+             for prompt in ("map the code", "find the tests")]
+    main = exchange("default", "the task", tasks)
+    code = [exchange("map", "map the code") for _ in range(2)]
+    tests = [exchange("tests", "find the tests") for _ in range(3)]
+    for number, record in enumerate([*code, *tests]):
+        record["size"] = number  # tells each one apart
+    after = exchange("default", "the task")
+    one_run = [main, tests[0], code[0], tests[1], tests[2], code[1], after]
+    another = [main, code[0], tests[0], code[1], tests[1], tests[2], after]
+    expected = [main, *code, *tests, after]
+    assert in_model_order(one_run) == in_model_order(another) == expected
 
 
 def test_the_v3_pages_come_out_the_same_when_its_demo_runs_again(built_site, tmp_path):

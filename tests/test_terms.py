@@ -40,6 +40,7 @@ DRIFTED = [
     "スクリプト化モデル",
     "抜け道",
     "単語",  # the shell's words: the command's name and its arguments (issue 32)
+    "文脈",  # context, as Anthropic's Japanese docs write it (issue 39)
 ]
 # The glossary's long-vowel rule: a list item that names the words written with the mark at the
 # end (サーバー, フォルダー) and one that names those written without it (メモリ, ディレクトリ).
@@ -126,6 +127,21 @@ def test_no_page_uses_a_variant_the_glossary_rules_out(language, page):
     found = [
         f"line {number}: {variant!r}, use {use!r}"
         for number, line in prose(language, page)
+        for variant, use in rules.items()
+        if variant.lower() in line.lower()
+    ]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "workshop").glob("**/README_ja.md")),
+    ids=lambda path: path.relative_to(ROOT).as_posix(),
+)
+def test_no_workshop_instructions_use_a_variant_the_glossary_rules_out(path):
+    rules = banned("ja")
+    found = [
+        f"line {number}: {variant!r}, use {use!r}"
+        for number, line in japanese_prose(path)
         for variant, use in rules.items()
         if variant.lower() in line.lower()
     ]
