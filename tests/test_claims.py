@@ -8,10 +8,12 @@ same claims.
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
+from mkdocs.config import load_config
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 from docsgen.claims import (
     FalseClaim,
@@ -21,6 +23,7 @@ from docsgen.claims import (
     plumbing_imports,
 )
 from docsgen.generated import NUMBERS
+from docsgen.hooks import on_page_markdown
 from docsgen.numbers import unknown_skill_error
 from scripted import ROOT, SCRIPTS
 
@@ -130,13 +133,12 @@ def test_a_plumbing_table_that_drifts_from_the_import_block_stops_the_build():
 # -- facts a page states about the scripts' output --
 
 
-def test_help_shows_the_keys_just_before_the_settings_in_effect_as_the_v1_chapter_says():
-    done = subprocess.run([sys.executable, str(ROOT / SCRIPTS["v1"]), "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
-    paragraphs = done.stdout.strip().split("\n\n")
-    assert paragraphs[-1].startswith("In effect: MODEL_ID=")
-    assert paragraphs[-2].startswith("At the prompt: arrow keys")
+def test_the_v1_chapter_says_help_ends_with_the_settings_in_effect_after_the_keys():
+    """What --help prints last is checked where it runs, for every version: tests/test_cli.py's
+    test_help_names_the_model_and_max_tokens_in_effect_from_the_code."""
     assert "just before the settings in\neffect" in page_text("en", "v1.md")
+    assert "最後のいま有効な設定の直前に、同じキー操作を表示します" in page_text("ja", "v1.md")
+    assert "ends with the same keys" not in page_text("en", "v1.md")
 
 
 def test_the_skill_error_v4_shows_names_every_skill_of_the_demos_tool():
@@ -149,3 +151,22 @@ def test_the_skill_error_v4_shows_names_every_skill_of_the_demos_tool():
     anything = {"name": "Skill", "input_schema": {"type": "object"}}
     with pytest.raises(ValueError, match="took the made-up name 'deploy-to-prod'"):
         unknown_skill_error([{"raw": json.dumps({"tools": [anything]})}])
+
+
+def test_the_build_stops_on_a_false_claim_and_on_a_drifted_plumbing_table(built_site):
+    """The checks run where the build fills in the figures: docsgen/hooks.py."""
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    docs = ROOT / "docs_en"
+
+    def page(name: str) -> Page:
+        file = File(name, str(docs), str(built_site), use_directory_urls=True)
+        return Page(None, file, config)
+
+    with pytest.raises(PluginError, match="context-budget.md says something only true if"):
+        on_page_markdown("Nothing cached. <!-- check: v1.demo_first_write == 0 -->\n",
+                         page("context-budget.md"), config, Files([]))
+    drifted = page_text("en", "v1.md").replace("`clip`", "`clip`, `cut_note`", 1)
+    with pytest.raises(PluginError, match="v1.md's plumbing table is not v1_basic.py's"):
+        on_page_markdown(drifted, page("v1.md"), config, Files([]))
+    shown = on_page_markdown(page_text("en", "v1.md"), page("v1.md"), config, Files([]))
+    assert "<!-- check:" not in shown and "{{ " not in shown
