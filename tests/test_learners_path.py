@@ -4,6 +4,8 @@ and a copy of .env.example), checked against the files it depends on.
 - Every `python bench/NAME.py` a page suggests imports only what requirements.txt installs: the
   benchmarks load the scripts through scripted/loading.py, not through the tests' helpers (which
   need pytest).
+- A `--workdir` a page suggests to an agent run is a folder a line before it makes, with a line
+  that works in bash, PowerShell and cmd alike (`mkdir play`), or one the reader names (PROJECT).
 - .env.example lists every setting a version script reads, each under the versions that read it,
   with the script's default as its value. The settings are found in the code, not listed here:
   `os.environ.get("NAME", ...)`, `os.getenv("NAME")`, `os.environ["NAME"]` and `"NAME" in
@@ -73,6 +75,29 @@ def test_the_benchmarks_a_page_suggests_need_only_requirements_txt():
         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
     )
     assert (done.returncode, done.stdout) == (0, ""), done.stdout + done.stderr
+
+
+# `python v1_basic.py --workdir play-v1 "..."`, `python -m scripted.record v3 --workdir shop ...`
+AGENT_RUN = re.compile(r"python3? (?:v\d+_\w+\.py|-m scripted\.record) .*?--workdir ([\w./~-]+)")
+MAKE_FOLDER = re.compile(r"\bmkdir (-p )?([\w./~-]+)")
+
+
+def test_a_work_directory_a_page_suggests_is_made_first_by_a_line_every_shell_runs():
+    wrong = []
+    for page in PAGES:
+        made: dict[str, bool] = {}  # folder: made with a line every shell runs (no -p)
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for option, folder in MAKE_FOLDER.findall(line):
+                made[folder] = not option
+            for folder in AGENT_RUN.findall(line):
+                where = f"{page.relative_to(ROOT).as_posix()}:{number}: --workdir {folder}"
+                if "project" in folder.lower():
+                    continue  # the reader's own project, named as a placeholder
+                if folder not in made:
+                    wrong.append(f"{where}, which no line before it makes")
+                elif not made[folder] or folder.startswith("/tmp"):
+                    wrong.append(f"{where}, made by a line only a POSIX shell runs")
+    assert wrong == []
 
 
 # -- the settings each script reads --
