@@ -315,6 +315,8 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
         tool_calls = [line for line in transcript.splitlines() if TOOL_CALL.match(line)]
         numbers[f"{version}.demo_calls"] = str(len(main_agent_input(transcript)))
         numbers[f"{version}.demo_tool_calls"] = str(len(tool_calls))
+        numbers[f"{version}.demo_task_calls"] = str(
+            len([line for line in tool_calls if line.startswith("> Task ")]))
     if "v5" in transcripts:
         numbers.update(compaction_demo_numbers(transcripts["v5"]))
     if "v4" in transcripts:
