@@ -616,8 +616,7 @@ def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: s
     """Ask for a summary of the history, then go on from a fresh one. The summary request sends
     the same system prompt and tools and the history as it stands, one question appended: all
     of it up to the last round is the prefix the last request cached, so it is read, not paid
-    for again; the last reply, its results and the question are new. A reply cut at max_tokens,
-    a refusal, a tool call or an API error gives no summary; Ctrl-C stops the turn.
+    for again; the last reply, its results and the question are new. Ctrl-C stops the turn.
     The history is replaced only once the summary is there: a failure keeps it as it was."""
     screen.note(f"compacting ({why}): asking for a summary of the work so far")
     try:
@@ -631,9 +630,8 @@ def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: s
 
 
 def cached_system(system: str) -> list:
-    """The system prompt as one text block with a cache breakpoint at its end. Tools and system
-    come first in every request and never change, so the first request after a compaction
-    reads them from the cache; only the fresh history is new."""
+    """The system prompt as one text block with a cache breakpoint at its end: tools and system
+    come first and never change, so the first request after a compaction reads them cached."""
     return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
 
 
