@@ -21,7 +21,7 @@ import pytest
 
 from plumbing.checks import ToolError
 from plumbing.commands import run_command
-from plumbing.platforms import linux, macos, this_platform, windows
+from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
@@ -121,6 +121,33 @@ def test_a_stopped_command_ends_with_its_whole_tree(stop, platform, tmp_path):
     assert [still_running_after_a_moment(length) for length in seconds] == [False] * 4
 
 
+@posix_shell
+@pytest.mark.parametrize("platform", ["linux", "macos"])
+def test_a_stopped_command_ends_what_left_its_tree_without_the_tag(platform):
+    """`env -i` drops the tag from a process's environment, as macOS hides the environment of
+    Apple's own programs (/bin/sleep; psutil #2084): such a process is still found, in the
+    command's session (nohup, a double fork) or, having left it (setsid), because it was seen
+    below the command while it ran. (Windows has no sessions: there a process that empties its
+    own environment and leaves by a double fork is not found; Windows' own programs do not.)"""
+    seconds = [unique_seconds() for _ in range(3)]
+    command = (f"setsid env -i sleep {seconds[0]} & nohup env -i sleep {seconds[1]} >/dev/null "
+               f"2>&1 & (env -i sleep {seconds[2]} &); sleep 30")
+    with pytest.raises(ToolError, match="timed out"):
+        run_command(command, 0.5, threading.Event(), platform=PROCESS_BRANCHES[platform])
+    assert [still_running_after_a_moment(length) for length in seconds] == [False] * 3
+
+
+def test_without_any_shell_the_model_is_told_what_to_install():
+    """Windows with neither Git for Windows nor PowerShell: not `FileNotFoundError: [WinError
+    2]`, but what to install."""
+    no_shell = dataclasses.replace(windows(), shell=Shell("PowerShell", "/nowhere/powershell.exe"))
+    with pytest.raises(ToolError) as failed:
+        run_command("echo hi", 10, threading.Event(), platform=no_shell)
+    assert str(failed.value) == (
+        "no shell to run the command: /nowhere/powershell.exe was not found; install Git for "
+        "Windows (its bash) or PowerShell, then start the agent again")
+
+
 # One agent process runs a command each branch's way (a process for each branch cost a second and
 # a half of CPU, mostly importing the SDK). Linux's branch goes last: its first command makes the
 # agent a subreaper, which macOS and Windows never are, so their jobs are orphaned without one.
@@ -131,13 +158,13 @@ AGENT_ORDER = ["macos", "windows", "linux"]
 def test_a_background_job_outlives_its_command_but_not_the_agent():
     """A job a finished command left running goes on (a server the next command may use) until
     the agent exits; then leave() ends it, however it left the command's process group: on each
-    OS's branch."""
+    OS's branch, and on macOS's without the tag, by the command's session."""
     assert sorted(AGENT_ORDER) == sorted(PROCESS_BRANCHES)
     seconds = {name: [unique_seconds() for _ in range(3)] for name in AGENT_ORDER}
     agent = (
         "import dataclasses, sys, threading\n"
         "from plumbing.commands import run_command\n"
-        "from plumbing.platforms import linux, macos, this_platform, windows\n"
+        "from plumbing.platforms import Shell, linux, macos, this_platform, windows\n"
         "from plumbing.screen import Screen\n"
         "from plumbing.setup import leave\n"
     )
@@ -145,6 +172,9 @@ def test_a_background_job_outlives_its_command_but_not_the_agent():
         first, second, third = seconds[name]
         jobs = (f"setsid sleep {first} & nohup sleep {second} >/dev/null 2>&1 & "
                 f"(setsid sleep {third} &); echo started {name}")
+        if name == "macos":  # env -i: no tag, as Apple's own programs show none (psutil #2084)
+            jobs = (f"setsid sleep {first} & nohup env -i sleep {second} >/dev/null 2>&1 & "
+                    f"(env -i sleep {third} &); echo started {name}")
         agent += (
             f"platform = dataclasses.replace({name}(), shell=this_platform().shell)\n"
             f"print(run_command({jobs!r}, 10, threading.Event(), platform=platform)[0], "
