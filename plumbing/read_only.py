@@ -134,14 +134,12 @@ def reaches_process_files(path: str) -> bool:
 
 
 def as_written(path: str) -> str:
-    """The path from the root as text, as MSYS2 spells it on Windows: \\ read as /, a relative
-    path joined to the work folder, C:/x as /c/x, . and .. taken away, in lower case (Windows'
-    names are)."""
+    """The path from the root as text: \\ read as /, a relative path joined to the work folder,
+    . and .. taken away, in lower case (Windows' names are). C:/x is read as /C:/x, which climbs
+    to / with .. as MSYS2's /c/x does."""
     path = path.replace("\\", "/")
     if not path.startswith("/") and not DRIVE.match(path):
         path = Path.cwd().as_posix() + "/" + path
-    if DRIVE.match(path):
-        path = "/" + path[0] + "/" + path[2:]
     return posixpath.normpath("/" + path.lstrip("/")).lower()
 
 

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from plumbing.checks import ToolError
-from plumbing.commands import run_command
+from plumbing.commands import in_sessions, run_command
 from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
@@ -130,11 +130,25 @@ def test_a_stopped_command_ends_what_left_its_tree_without_the_tag(platform):
     below the command while it ran. (Windows has no sessions: there a process that empties its
     own environment and leaves by a double fork is not found; Windows' own programs do not.)"""
     seconds = [unique_seconds() for _ in range(3)]
-    command = (f"setsid env -i sleep {seconds[0]} & nohup env -i sleep {seconds[1]} >/dev/null "
-               f"2>&1 & (env -i sleep {seconds[2]} &); sleep 30")
+    # the setsid one's parent ends before the timeout: it was seen below the command, and no more
+    command = (f"(setsid env -i sleep {seconds[0]} & sleep 0.4) & nohup env -i sleep "
+               f"{seconds[1]} >/dev/null 2>&1 & (env -i sleep {seconds[2]} &); sleep 30")
     with pytest.raises(ToolError, match="timed out"):
-        run_command(command, 0.5, threading.Event(), platform=PROCESS_BRANCHES[platform])
+        run_command(command, 0.8, threading.Event(), platform=PROCESS_BRANCHES[platform])
     assert [still_running_after_a_moment(length) for length in seconds] == [False] * 3
+
+
+def test_a_session_whose_id_another_process_has_now_is_left_alone():
+    """A session outlives its first process while others remain in it; once it has none, its
+    id may be given to a new process: then it is no longer the command's."""
+    leader = subprocess.Popen(["sleep", unique_seconds()], start_new_session=True)
+    try:
+        started = psutil.Process(leader.pid).create_time()
+        assert in_sessions([(leader.pid, started)]) == [psutil.Process(leader.pid)]
+        assert in_sessions([(leader.pid, started - 1)]) == []
+    finally:
+        leader.kill()
+        leader.wait()
 
 
 def test_without_any_shell_the_model_is_told_what_to_install():
