@@ -1,9 +1,11 @@
 """Running a shell command with bounded output, and stopping it and all it started.
 
-The lesson calls `run_command(command, timeout, stopped)`. How output is capped, how a runaway
-command's whole process tree is ended, and how the agent keeps its key from the commands it runs,
-lives here. psutil finds and ends the processes on Linux, macOS and Windows alike; Linux adds a
-subreaper and keeps the agent's memory from its commands (prctl).
+The lesson calls `run_command(command, timeout, stopped)`; the read-only shell calls
+`run_pipeline()`, which joins programs with pipes and no shell. How output is capped, how a
+runaway command's whole process tree is ended, and how the agent keeps its key from the commands
+it runs, lives here. psutil finds and ends the processes on Linux, macOS and Windows alike: by the
+tag in their environment, by the command's session (POSIX), and by what was seen below the command
+while it ran. Linux adds a subreaper and keeps the agent's memory from its commands (prctl).
 """
 
 import ctypes

@@ -64,10 +64,10 @@ WHY_PARSING_ONLY = {"bubblewrap": "bubblewrap is missing or cannot start",
 # Seatbelt's profile (SBPL), one rule a line. Nothing is allowed but what a rule allows (the
 # profile Claude Code's and Codex's sandboxes start from too): so no network, no file write, and
 # no message to a system service (`defaults write`, `open` and launchctl write through those).
-# A read-only command needs to start programs, read files, read the kernel's description of the
-# machine (no kern.proc or kern.procargs: other processes' arguments and environments), look up
-# user names (ls -l, git), and write to /dev/null and to its private temp folder, given on the
-# command line as -D PRIVATE=...
+# A read-only command needs to start programs, read files and settings, read the kernel's
+# description of the machine (no kern.proc or kern.procargs: other processes' arguments and
+# environments), look up user names (ls -l, git), and write to /dev/null and to its private
+# temp folder, given on the command line as -D PRIVATE=...
 SEATBELT_RULES = [
     "(version 1)",
     "(deny default)",
@@ -76,6 +76,7 @@ SEATBELT_RULES = [
     "(allow signal (target same-sandbox))",
     "(allow process-info* (target same-sandbox))",
     "(allow file-read*)",
+    "(allow user-preference-read)",
     '(allow sysctl-read (sysctl-name-prefix "hw.") (sysctl-name-prefix "machdep.cpu.") '
     '(sysctl-name "kern.argmax") (sysctl-name "kern.hostname") '
     '(sysctl-name "kern.maxfilesperproc") (sysctl-name "kern.osproductversion") '

@@ -405,7 +405,8 @@ def filter_matches(kind: str, value: str, target: str) -> bool:
      ("sysctl-read", "kern.procargs2", "deny"), ("sysctl-read", "kern.proc.pid.1", "deny"),
      ("sysctl-write", "kern.hostname", "deny"),
      ("signal", "same-sandbox", "allow"), ("signal", "others", "deny"),
-     ("ipc-posix-shm-write-create", "", "deny"), ("user-preference-write", "", "deny")],
+     ("ipc-posix-shm-write-create", "", "deny"), ("user-preference-read", "", "allow"),
+     ("user-preference-write", "", "deny")],
 )
 def test_the_seatbelt_profile_allows_what_a_read_only_command_needs_and_nothing_more(
         operation, target, decision):
