@@ -267,9 +267,9 @@ def trees(processes: list) -> list:
 
 
 def note_descendants(processes: list, seen: dict) -> None:
-    """Add what is below the command now to `seen`: psutil's Process remembers its start time,
-    so a later kill never reaches another process that got the same id."""
-    for process in trees(processes)[1:]:
+    """Add the command's processes and what is below them now to `seen`: psutil's Process
+    remembers its start time, so a later kill never reaches another process that got the id."""
+    for process in trees(processes):
         seen.setdefault(process.pid, process)
 
 

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from plumbing.checks import ToolError
-from plumbing.commands import in_sessions, run_command
+from plumbing.commands import in_sessions, run_command, run_pipeline
 from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
@@ -149,6 +149,29 @@ def test_a_session_whose_id_another_process_has_now_is_left_alone():
     finally:
         leader.kill()
         leader.wait()
+
+
+@posix_shell
+@pytest.mark.parametrize("stop", ["output", "timeout"])
+def test_a_pipeline_of_programs_is_bounded_and_stopped_whole(stop):
+    """run_pipeline(), the read-only shell's: programs joined by pipes made here, no shell. What
+    writes too much, or runs too long, is stopped with every program of the pipeline."""
+    marker = unique_seconds()
+    stages = [["yes", marker], ["cat"]]
+    if stop == "timeout":
+        stages = [["sleep", marker], ["cat"]]
+    with pytest.raises(ToolError) as stopped:
+        run_pipeline(stages, 0.5, threading.Event(), output_limit=10_000)
+    said = {"output": "stopped after writing more than 10,000 bytes. Output so far:\n" + marker,
+            "timeout": "timed out after 0.5 s and was stopped. Output so far:\n"}
+    assert str(stopped.value).startswith(said[stop])
+    assert not still_running_after_a_moment(marker)
+
+
+def test_a_pipeline_passes_each_programs_output_to_the_next_and_gives_the_last_exit_code():
+    stages = [[sys.executable, "-c", "print('b'); print('a'); print('b')"], ["sort"], ["uniq"],
+              [sys.executable, "-c", "import sys; print(sys.stdin.read().split()); sys.exit(3)"]]
+    assert run_pipeline(stages, 10, threading.Event()) == ("['a', 'b']", 3)
 
 
 def test_without_any_shell_the_model_is_told_what_to_install():
