@@ -316,8 +316,11 @@ def in_sessions(sessions: list) -> list:
     found = []
     for pid in psutil.pids() if started else []:
         try:
+            session = os.getsid(pid)
+            if session not in started:
+                continue
             process = psutil.Process(pid)
-            if os.getsid(pid) in started and process.create_time() >= started[os.getsid(pid)]:
+            if process.create_time() >= started[session]:
                 found.append(process)
         except (OSError, psutil.Error):  # ended meanwhile
             pass
