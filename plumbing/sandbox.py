@@ -97,9 +97,9 @@ SEATBELT_WARNING = "WARNING: sandbox-exec is deprecated. Consider adopting the A
 # positional parameters again). In bubblewrap a limit on processes too (dash: ulimit -p,
 # bash: -u).
 LIMITS_SCRIPT = f'ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; exec "$@"'
+PROCESS_LIMIT = f"ulimit -u {SANDBOX_PROCESSES} || ulimit -p {SANDBOX_PROCESSES}"
 SANDBOX_LIMITS_SCRIPT = (f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
-                         f"{{ ulimit -u {SANDBOX_PROCESSES} || ulimit -p {SANDBOX_PROCESSES}; }} "
-                         '2>/dev/null; exec "$@"')
+                         + "{ " + PROCESS_LIMIT + '; } 2>/dev/null; exec "$@"')
 # What the sandbox shows besides the work directory: programs, libraries and the few files of /etc
 # they read (all of /etc would include /etc/shadow, readable when the agent runs as root).
 SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
