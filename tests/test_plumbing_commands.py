@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from plumbing.checks import ToolError
-from plumbing.commands import run_command
-from plumbing.platforms import linux, macos, this_platform, windows
+from plumbing.commands import in_sessions, run_command, run_pipeline
+from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
@@ -121,6 +121,70 @@ def test_a_stopped_command_ends_with_its_whole_tree(stop, platform, tmp_path):
     assert [still_running_after_a_moment(length) for length in seconds] == [False] * 4
 
 
+@posix_shell
+@pytest.mark.parametrize("platform", ["linux", "macos"])
+def test_a_stopped_command_ends_what_left_its_tree_without_the_tag(platform):
+    """`env -i` drops the tag from a process's environment, as macOS hides the environment of
+    Apple's own programs (/bin/sleep; psutil #2084): such a process is still found, in the
+    command's session (nohup, a double fork) or, having left it (setsid), because it was seen
+    below the command while it ran. (Windows has no sessions: there a process that empties its
+    own environment and leaves by a double fork is not found; Windows' own programs do not.)"""
+    seconds = [unique_seconds() for _ in range(3)]
+    # the setsid one's parent ends before the timeout: it was seen below the command, and no more
+    command = (f"(setsid env -i sleep {seconds[0]} & sleep 0.4) & nohup env -i sleep "
+               f"{seconds[1]} >/dev/null 2>&1 & (env -i sleep {seconds[2]} &); sleep 30")
+    with pytest.raises(ToolError, match="timed out"):
+        run_command(command, 0.8, threading.Event(), platform=PROCESS_BRANCHES[platform])
+    assert [still_running_after_a_moment(length) for length in seconds] == [False] * 3
+
+
+def test_a_session_whose_id_another_process_has_now_is_left_alone():
+    """A session outlives its first process while others remain in it; once it has none, its
+    id may be given to a new process: then it is no longer the command's."""
+    leader = subprocess.Popen(["sleep", unique_seconds()], start_new_session=True)
+    try:
+        started = psutil.Process(leader.pid).create_time()
+        assert in_sessions([(leader.pid, started)]) == [psutil.Process(leader.pid)]
+        assert in_sessions([(leader.pid, started - 1)]) == []
+    finally:
+        leader.kill()
+        leader.wait()
+
+
+@posix_shell
+@pytest.mark.parametrize("stop", ["output", "timeout"])
+def test_a_pipeline_of_programs_is_bounded_and_stopped_whole(stop):
+    """run_pipeline(), the read-only shell's: programs joined by pipes made here, no shell. What
+    writes too much, or runs too long, is stopped with every program of the pipeline."""
+    marker = unique_seconds()
+    stages = [["yes", marker], ["cat"]]
+    if stop == "timeout":
+        stages = [["sleep", marker], ["cat"]]
+    with pytest.raises(ToolError) as stopped:
+        run_pipeline(stages, 0.5, threading.Event(), output_limit=10_000)
+    said = {"output": "stopped after writing more than 10,000 bytes. Output so far:\n" + marker,
+            "timeout": "timed out after 0.5 s and was stopped. Output so far:\n"}
+    assert str(stopped.value).startswith(said[stop])
+    assert not still_running_after_a_moment(marker)
+
+
+def test_a_pipeline_passes_each_programs_output_to_the_next_and_gives_the_last_exit_code():
+    stages = [[sys.executable, "-c", "print('b'); print('a'); print('b')"], ["sort"], ["uniq"],
+              [sys.executable, "-c", "import sys; print(sys.stdin.read().split()); sys.exit(3)"]]
+    assert run_pipeline(stages, 10, threading.Event()) == ("['a', 'b']", 3)
+
+
+def test_without_any_shell_the_model_is_told_what_to_install():
+    """Windows with neither Git for Windows nor PowerShell: not `FileNotFoundError: [WinError
+    2]`, but what to install."""
+    no_shell = dataclasses.replace(windows(), shell=Shell("PowerShell", "/nowhere/powershell.exe"))
+    with pytest.raises(ToolError) as failed:
+        run_command("echo hi", 10, threading.Event(), platform=no_shell)
+    assert str(failed.value) == (
+        "no shell to run the command: /nowhere/powershell.exe was not found; install Git for "
+        "Windows (its bash) or PowerShell, then start the agent again")
+
+
 # One agent process runs a command each branch's way (a process for each branch cost a second and
 # a half of CPU, mostly importing the SDK). Linux's branch goes last: its first command makes the
 # agent a subreaper, which macOS and Windows never are, so their jobs are orphaned without one.
@@ -131,13 +195,13 @@ AGENT_ORDER = ["macos", "windows", "linux"]
 def test_a_background_job_outlives_its_command_but_not_the_agent():
     """A job a finished command left running goes on (a server the next command may use) until
     the agent exits; then leave() ends it, however it left the command's process group: on each
-    OS's branch."""
+    OS's branch, and on macOS's without the tag, by the command's session."""
     assert sorted(AGENT_ORDER) == sorted(PROCESS_BRANCHES)
     seconds = {name: [unique_seconds() for _ in range(3)] for name in AGENT_ORDER}
     agent = (
         "import dataclasses, sys, threading\n"
         "from plumbing.commands import run_command\n"
-        "from plumbing.platforms import linux, macos, this_platform, windows\n"
+        "from plumbing.platforms import Shell, linux, macos, this_platform, windows\n"
         "from plumbing.screen import Screen\n"
         "from plumbing.setup import leave\n"
     )
@@ -145,6 +209,9 @@ def test_a_background_job_outlives_its_command_but_not_the_agent():
         first, second, third = seconds[name]
         jobs = (f"setsid sleep {first} & nohup sleep {second} >/dev/null 2>&1 & "
                 f"(setsid sleep {third} &); echo started {name}")
+        if name == "macos":  # env -i: no tag, as Apple's own programs show none (psutil #2084)
+            jobs = (f"setsid sleep {first} & nohup env -i sleep {second} >/dev/null 2>&1 & "
+                    f"(env -i sleep {third} &); echo started {name}")
         agent += (
             f"platform = dataclasses.replace({name}(), shell=this_platform().shell)\n"
             f"print(run_command({jobs!r}, 10, threading.Event(), platform=platform)[0], "
