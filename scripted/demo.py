@@ -21,6 +21,7 @@ from typing import TextIO
 
 from scripted import ROOT, SCRIPTS
 from scripted.endpoints import BY_NAME, unknown_endpoint
+from scripted.record import write_files
 from scripted.replay import MAX_PAUSE, replay_in_folder
 from scripted.server import ScriptedAPI, load_scenario
 
@@ -40,11 +41,7 @@ def run_demo(
     script print goes there, stderr included, as a terminal interleaves them: the docs build runs
     the demos side by side that way, in its threads, not each in a Python process of its own."""
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
-    for name, content in scenario.get(
-        "files", {}
-    ).items():  # a starting project, if the scenario needs one
-        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-        (workdir / name).write_text(content, encoding="utf-8")
+    write_files(workdir, scenario.get("files", {}))  # a starting project, if it needs one
     api = ScriptedAPI(endpoint)
     env = {
         **os.environ,
@@ -76,7 +73,7 @@ def run_demo(
     finally:
         api.stop()
     if record is not None:
-        record.write_text(json.dumps(recording(api), ensure_ascii=False), encoding="utf-8")
+        record.write_bytes(json.dumps(recording(api), ensure_ascii=False).encode("utf-8"))
     for problem in api.violations + api.problems:
         print(f"[demo: {problem}]", file=output or sys.stderr)
     return code or (1 if api.violations or api.problems else 0)
