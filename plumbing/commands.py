@@ -70,11 +70,12 @@ def run_command(command: str, timeout: float, stopped: threading.Event,
         env = command_environment()
     tag = f"{agent_tag()}/{uuid.uuid4().hex}"
     guard_the_agent(platform)
+    env = {**env, **output_in_utf8(platform), COMMAND_TAG: tag}
     with tempfile.TemporaryFile() as out:
         # Its own session (POSIX) or process group (Windows): the terminal's Ctrl-C reaches the
         # agent only, which then ends the command's whole tree itself.
         proc = subprocess.Popen(platform.shell.argv(command), stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, env={**env, COMMAND_TAG: tag},
+                                stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=platform.new_session,
                                 creationflags=platform.new_process_group)
         why_stopped = wait_or_stop(proc, out, timeout, stopped, output_limit, tag)
@@ -89,6 +90,16 @@ def command_environment() -> dict:
     """The agent's environment without the credentials it read: a project's install script or
     test suite that the agent runs does not get the API key."""
     return {name: value for name, value in os.environ.items() if name not in CREDENTIALS}
+
+
+def output_in_utf8(platform: Platform) -> dict:
+    """On Windows a console program writes to a file or pipe in the console's (OEM) code page,
+    which the output is read with, but Python writes in the ANSI one (locale.getpreferredencoding:
+    cp1252 where the console's is cp437 or cp850). Told to write UTF-8, read first, a Python
+    program's output reads right whatever the two code pages are."""
+    if platform.name == "windows":
+        return {"PYTHONIOENCODING": "utf-8"}
+    return {}
 
 
 def decoded(output: bytes, encoding: str) -> str:

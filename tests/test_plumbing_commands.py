@@ -21,7 +21,7 @@ import pytest
 
 from plumbing.checks import ToolError
 from plumbing.commands import run_command
-from plumbing.platforms import linux, macos, this_platform, windows
+from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
@@ -137,7 +137,7 @@ def test_a_background_job_outlives_its_command_but_not_the_agent():
     agent = (
         "import dataclasses, sys, threading\n"
         "from plumbing.commands import run_command\n"
-        "from plumbing.platforms import linux, macos, this_platform, windows\n"
+        "from plumbing.platforms import Shell, linux, macos, this_platform, windows\n"
         "from plumbing.screen import Screen\n"
         "from plumbing.setup import leave\n"
     )
@@ -180,6 +180,23 @@ def test_output_in_the_consoles_encoding_is_read_as_such_and_nothing_ever_raises
     output, _ = run_command("printf 'caf\\303\\251 \\342\\224\\212'", 10, threading.Event(),
                             platform=japanese_console)
     assert output == "café ┊"  # UTF-8 first, whatever the console's encoding
+
+
+def test_a_python_program_on_windows_writes_utf8_whatever_the_ansi_code_page():
+    """Python writes to a pipe in the ANSI code page, not the console's (OEM) one the output is
+    otherwise read with. Here a Python whose locale is not UTF-8 (LC_ALL=C, no UTF-8 mode) stands
+    in for one whose ANSI code page is cp1252, and the shell is Python itself (python -c)."""
+    not_utf8 = {"PATH": os.environ["PATH"], "LC_ALL": "C", "PYTHONUTF8": "0",
+                "PYTHONCOERCECLOCALE": "0", "SYSTEMROOT": os.environ.get("SYSTEMROOT", "")}
+    program = "import sys; print(sys.stdout.encoding.lower(), 'caf\\xe9 \\u65e5\\u672c')"
+    outputs = {}
+    for name, platform in {"windows": windows(), "linux": linux()}.items():
+        python_as_shell = dataclasses.replace(
+            platform, shell=Shell("python", sys.executable), new_process_group=0)
+        outputs[name], _ = run_command(program, 10, threading.Event(), env=not_utf8,
+                                       platform=python_as_shell)
+    assert outputs["windows"] == "utf-8 café 日本"
+    assert outputs["linux"] != outputs["windows"]  # what this stand-in shows on Windows' branch
 
 
 def hex_escapes(hex_bytes: str) -> str:
