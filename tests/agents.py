@@ -178,7 +178,7 @@ def git_repository_with_one_commit(folder: Path) -> None:
         "GIT_COMMITTER_EMAIL": "t@t",
         "GIT_CONFIG_GLOBAL": os.devnull,
     }
-    (folder / "a.txt").write_text("alpha\n")
+    (folder / "a.txt").write_bytes(b"alpha\n")  # write_text: alpha\r\n on Windows
     for command in (
         ["git", "init", "-q"],
         ["git", "add", "a.txt"],
