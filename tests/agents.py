@@ -187,6 +187,21 @@ def git_repository_with_one_commit(folder: Path) -> None:
         subprocess.run(command, cwd=folder, env=env, check=True)
 
 
+def symlink_or_skip(link: Path, target: Path | str, target_is_directory: bool = False) -> None:
+    """Make a symbolic link, or skip the test where none can be made: Windows without the
+    privilege (Developer Mode off: WinError 1314), or Wine, whose links report success and make
+    nothing. A test of links then skips, saying why; it never passes without a link."""
+    try:
+        os.symlink(target, link, target_is_directory=target_is_directory)
+    except OSError as error:
+        if getattr(error, "winerror", None) != 1314:
+            raise
+        pytest.skip("no symbolic link here: Windows grants the privilege to make one to "
+                    "administrators, or to all with Developer Mode on (WinError 1314)")
+    if not os.path.islink(link):
+        pytest.skip("no symbolic link here: making one reported success and made nothing (Wine)")
+
+
 @contextlib.contextmanager
 def fifo_at(path: Path):
     """A FIFO at `path`. Code that opened it as a file would wait for the other end forever;
