@@ -21,6 +21,7 @@ from types import CodeType, ModuleType
 
 import pytest
 
+from plumbing.platforms import this_platform
 from scripted import ROOT, SCRIPTS
 
 VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists()]
@@ -185,6 +186,16 @@ def git_repository_with_one_commit(folder: Path) -> None:
         ["git", "commit", "-qm", "one"],
     ):
         subprocess.run(command, cwd=folder, env=env, check=True)
+
+
+def python_command(code: str) -> str:
+    """A command line for the bash tool's shell that runs `code` with this Python, named by its
+    path: Windows has no python3, Debian no python, outside a virtual environment."""
+    shell = this_platform().shell
+    command = f"{shell.quoted(sys.executable)} -c {shell.quoted(code)}"
+    if shell.name == "PowerShell":
+        return "& " + command  # a quoted program name is a string to PowerShell, & runs it
+    return command
 
 
 def symlink_or_skip(link: Path, target: Path | str, target_is_directory: bool = False) -> None:
