@@ -404,7 +404,7 @@ def test_under_real_seatbelt_there_is_no_network(work, tmp_path_factory):
 
 
 @needs_seatbelt
-def test_on_macos_read_only_commands_run_under_seatbelt(work):
+def test_on_macos_read_only_commands_run_under_seatbelt(a_txt):
     buffer = io.StringIO()
     note_read_only_protection(Screen(Console(file=buffer, width=200)))
     assert "the parser, then Seatbelt (sandbox-exec)" in buffer.getvalue()
@@ -414,7 +414,7 @@ def test_on_macos_read_only_commands_run_under_seatbelt(work):
 # -- Windows: parsing only, through the bash tool's shell; forced here --
 @pytest.fixture
 def a_txt(work):
-    (work / "a.txt").write_text("alpha\nbeta\n")
+    (work / "a.txt").write_bytes(b"alpha\nbeta\n")  # write_text: \r\n on Windows
     return work
 
 
