@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
+from plumbing.platforms import Platform, this_platform
 from scripted import ROOT, SCRIPTS
 from scripted.endpoints import BY_NAME, unknown_endpoint
 from scripted.record import write_files
@@ -94,6 +95,17 @@ def recording(api: ScriptedAPI) -> list[dict]:
     ]
 
 
+def bash_needed(platform: Platform) -> str:
+    """The demos play bash commands (`| tail -n 3`, `&&`, grep), as a model writes them when told
+    its shell is bash. A Windows without Git for Windows runs them in PowerShell, where they fail:
+    the line that says so before they do, or "" where bash runs them."""
+    if platform.shell.name != "PowerShell":
+        return ""
+    return ("[demo: the scripted model plays bash commands (| tail, &&, grep); this PC has no "
+            "bash, so they run in PowerShell and fail there. Install Git for Windows "
+            "(https://gitforwindows.org/): the agent then runs its commands in Git's bash]")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("version", nargs="?", choices=SCRIPTS, help="which script to run")
@@ -119,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         help=f"with --replay: longest pause between events, in seconds (default {MAX_PAUSE})",
     )
     args = parser.parse_args(argv)
+    if bash_needed(this_platform()):
+        print(bash_needed(this_platform()), file=sys.stderr, flush=True)
     if args.replay:
         return replay_in_folder(args.replay, args.script, args.workdir, args.max_pause)
     if args.version is None:
