@@ -22,7 +22,11 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 SCRATCH=${WINE_PYTHON_DIR:-$HOME/.cache/windows-python-under-wine}
 export WINEPREFIX=$SCRATCH/prefix WINEDEBUG=-all
-DEFAULT_TESTS=(tests/test_plumbing_files.py tests/test_recordings.py tests/test_plumbing_platforms.py)
+# The file tools and paths, record and replay (CRLF included), encodings, links. Tests whose
+# commands need a shell skip here, saying so: Wine has no bash and no working PowerShell.
+DEFAULT_TESTS=(tests/test_plumbing_files.py tests/test_recordings.py tests/test_plumbing_skills.py
+    tests/test_plumbing_platforms.py
+    tests/test_plumbing_commands.py::test_a_python_program_on_windows_writes_utf8_whatever_the_ansi_code_page)
 
 for program in wine x86_64-w64-mingw32-gcc; do
     if ! command -v "$program" >/dev/null; then

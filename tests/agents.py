@@ -7,6 +7,7 @@ BASH_TIMEOUT) and makes a new `anthropic.Anthropic()` client aimed at ANTHROPIC_
 """
 
 import contextlib
+import functools
 import importlib.util
 import io
 import os
@@ -186,6 +187,20 @@ def git_repository_with_one_commit(folder: Path) -> None:
         ["git", "commit", "-qm", "one"],
     ):
         subprocess.run(command, cwd=folder, env=env, check=True)
+
+
+@functools.cache
+def shell_missing() -> str:
+    """Why the bash tool's shell runs no command here, or "" if it does: under Wine (the opt-in
+    check on a real Windows CPython) there is no bash, and its PowerShell runs nothing."""
+    shell = this_platform().shell
+    try:
+        done = subprocess.run(shell.argv("echo ok"), capture_output=True, timeout=60, check=False)
+    except OSError as error:
+        return f"the bash tool's shell ({shell.program}) does not start here: {error}"
+    if done.stdout.strip() != b"ok":
+        return f"the bash tool's shell ({shell.program}) runs no command here"
+    return ""
 
 
 def python_command(code: str) -> str:
