@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run_demo(args.version, args.workdir.resolve(), args.record, args.endpoint)
     with tempfile.TemporaryDirectory(prefix=f"agent-demo-{args.version}-") as tmp:
-        return run_demo(args.version, Path(tmp), args.record, args.endpoint)
+        # resolved, as the script resolves it: Windows' temp folder may be a short name (RUNNER~1)
+        return run_demo(args.version, Path(tmp).resolve(), args.record, args.endpoint)
 
 
 if __name__ == "__main__":
