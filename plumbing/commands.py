@@ -94,8 +94,9 @@ def run_pipeline(stages: list, timeout: float, stopped: threading.Event,
         env = command_environment()
     tag = f"{agent_tag()}/{uuid.uuid4().hex}"
     guard_the_agent(platform)
+    env = {**env, **output_in_utf8(platform), COMMAND_TAG: tag}
     with tempfile.TemporaryFile() as out:
-        processes = start_stages(stages, out, {**env, COMMAND_TAG: tag}, platform)
+        processes = start_stages(stages, out, env, platform)
         why_stopped = wait_or_stop(processes, out, timeout, stopped, output_limit, tag, platform)
         out.seek(0)
         output = decoded(out.read(output_limit), platform.output_encoding).rstrip()
@@ -134,6 +135,16 @@ def command_environment() -> dict:
     """The agent's environment without the credentials it read: a project's install script or
     test suite that the agent runs does not get the API key."""
     return {name: value for name, value in os.environ.items() if name not in CREDENTIALS}
+
+
+def output_in_utf8(platform: Platform) -> dict:
+    """On Windows a console program writes to a file or pipe in the console's (OEM) code page,
+    which the output is read with, but Python writes in the ANSI one (locale.getpreferredencoding:
+    cp1252 where the console's is cp437 or cp850). Told to write UTF-8, read first, a Python
+    program's output reads right whatever the two code pages are."""
+    if platform.name == "windows":
+        return {"PYTHONIOENCODING": "utf-8"}
+    return {}
 
 
 def decoded(output: bytes, encoding: str) -> str:

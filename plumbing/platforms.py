@@ -9,6 +9,8 @@ opens files with Linux's flags, minus the ones Windows lacks.
 import base64
 import locale
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,6 +30,14 @@ class Shell:
             encoded = base64.b64encode(command.encode("utf-16-le")).decode("ascii")
             return [self.program, "-NoProfile", "-NonInteractive", "-EncodedCommand", encoded]
         return [self.program, "-c", command]
+
+    def quoted(self, word: str) -> str:
+        """`word` as one literal word of this shell's command line. PowerShell closes a
+        single-quoted string on ‘ ’ ‚ ‛ as well as ' (about_Quoting_Rules); doubled, each is
+        literal."""
+        if self.name == "PowerShell":
+            return "'" + re.sub("(['\u2018\u2019\u201a\u201b])", r"\1\1", word) + "'"
+        return shlex.quote(word)
 
 
 @dataclass(frozen=True)

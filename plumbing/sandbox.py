@@ -45,10 +45,12 @@ GIT_NO_PROGRAM_FLAGS = {"log": ["--no-ext-diff", "--no-textconv", "--ignore-subm
                         "status": ["--ignore-submodules"], "blame": ["--no-textconv"]}
 GIT_FLAGS_FIRST = {"grep": ["--no-textconv"]}  # git grep takes options before its pattern only
 # What a read-only command gets, with PATH and the locale: no API key; git neither locks nor
-# fetches.
+# fetches. git reads the system's config, as the user's git does: Git for Windows sets
+# core.autocrlf=true there, and without it a checkout with \r\n would show every text file
+# changed (GIT_SAFE_CONFIG still wins).
 READ_ONLY_ENV = {
     "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
-    "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"}
+    "GIT_PAGER": "cat", "PAGER": "cat"}
 # What a Windows program needs of the environment to start (Python's subprocess docs: an env
 # without a valid SystemRoot cannot start some programs); none of them holds a secret.
 WINDOWS_ENV = ["SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT"]
@@ -104,7 +106,7 @@ SANDBOX_LIMITS_SCRIPT = (f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
 # they read (all of /etc would include /etc/shadow, readable when the agent runs as root).
 SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
                   "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/localtime",
-                  "/etc/alternatives", "/etc/magic", "/etc/magic.mime"]
+                  "/etc/alternatives", "/etc/magic", "/etc/magic.mime", "/etc/gitconfig"]
 
 
 def without_git_programs(argv: list[str], drivers: list[str]) -> list[str]:

@@ -4,7 +4,7 @@ does whatever it left in the background, on Linux (which adopts orphans) and wit
 macOS and Windows offer (no subreaper, no session of its own on Windows).
 
 The process tests look for `sleep` processes by a length no other test uses (psutil lists them);
-their commands use a POSIX shell's setsid and nohup.
+their commands use setsid and nohup, and skip where there is no setsid (macOS).
 """
 
 import dataclasses
@@ -25,7 +25,11 @@ from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
-posix_shell = pytest.mark.skipif(os.name != "posix", reason="runs setsid and nohup")
+posix_shell = pytest.mark.skipif(os.name != "posix", reason="runs a POSIX shell's printf")
+# Without setsid the job it starts never runs, and a test that the job was ended would pass on
+# nothing: it skips.
+needs_setsid = pytest.mark.skipif(shutil.which("setsid") is None,
+                                  reason="runs setsid (util-linux: macOS has none) and nohup")
 # Each OS's way of starting and ending a command, with a shell this machine has: Windows' has no
 # session of its own, no subreaper (and here no process-group flag: a Linux Popen refuses it).
 PROCESS_BRANCHES = {"linux": linux(), "macos": macos(),
@@ -102,7 +106,7 @@ def test_a_command_cannot_read_the_agents_environment_through_proc():
     assert "PATH=" not in done.stdout  # every process starts with a PATH
 
 
-@posix_shell
+@needs_setsid
 @pytest.mark.parametrize("platform", PROCESS_BRANCHES)
 @pytest.mark.parametrize("stop", ["timeout", "Ctrl-C"])
 def test_a_stopped_command_ends_with_its_whole_tree(stop, platform, tmp_path):
@@ -191,7 +195,7 @@ def test_without_any_shell_the_model_is_told_what_to_install():
 AGENT_ORDER = ["macos", "windows", "linux"]
 
 
-@posix_shell
+@needs_setsid
 def test_a_background_job_outlives_its_command_but_not_the_agent():
     """A job a finished command left running goes on (a server the next command may use) until
     the agent exits; then leave() ends it, however it left the command's process group: on each
@@ -247,6 +251,23 @@ def test_output_in_the_consoles_encoding_is_read_as_such_and_nothing_ever_raises
     output, _ = run_command("printf 'caf\\303\\251 \\342\\224\\212'", 10, threading.Event(),
                             platform=japanese_console)
     assert output == "café ┊"  # UTF-8 first, whatever the console's encoding
+
+
+def test_a_python_program_on_windows_writes_utf8_whatever_the_ansi_code_page():
+    """Python writes to a pipe in the ANSI code page, not the console's (OEM) one the output is
+    otherwise read with. Here a Python whose locale is not UTF-8 (LC_ALL=C, no UTF-8 mode) stands
+    in for one whose ANSI code page is cp1252, and the shell is Python itself (python -c)."""
+    not_utf8 = {"PATH": os.environ["PATH"], "LC_ALL": "C", "PYTHONUTF8": "0",
+                "PYTHONCOERCECLOCALE": "0", "SYSTEMROOT": os.environ.get("SYSTEMROOT", "")}
+    program = "import sys; print(sys.stdout.encoding.lower(), 'caf\\xe9 \\u65e5\\u672c')"
+    outputs = {}
+    for name, platform in {"windows": windows(), "linux": linux()}.items():
+        python_as_shell = dataclasses.replace(
+            platform, shell=Shell("python", sys.executable), new_process_group=0)
+        outputs[name], _ = run_command(program, 10, threading.Event(), env=not_utf8,
+                                       platform=python_as_shell)
+    assert outputs["windows"] == "utf-8 café 日本"
+    assert outputs["linux"] != outputs["windows"]  # what this stand-in shows on Windows' branch
 
 
 def hex_escapes(hex_bytes: str) -> str:

@@ -212,6 +212,22 @@ def test_git_settings_in_the_environment_run_no_program(repo, tmp_path_factory, 
     assert list(marks.iterdir()) == []
 
 
+@needs_git
+def test_git_keeps_the_systems_core_autocrlf_so_a_crlf_checkout_is_not_changed(repo, mode):
+    """Git for Windows' installer sets core.autocrlf=true in the system's git config, and checks
+    text files out with \r\n. Read-only git reads that config as the user's git does."""
+    system = subprocess.run([GIT, "config", "--system", "--get", "core.autocrlf"],
+                            capture_output=True, text=True, check=False)
+    if system.stdout.strip() != "true":
+        pytest.skip("the system's git config sets no core.autocrlf=true here (Git for Windows' "
+                    "does)")
+    (repo / "a.txt").write_bytes(b"alpha\r\n")  # as Git for Windows checks it out
+    subprocess.run([GIT, "-c", "core.autocrlf=true", "add", "a.txt"], cwd=repo, check=True)
+    later = (repo / "a.txt").stat().st_mtime + 10  # the file touched since: git reads it again
+    os.utime(repo / "a.txt", (later, later))
+    assert read_only("git", "status", "--porcelain") == ("", 0)
+
+
 def test_each_driver_of_the_config_gets_its_programs_emptied():
     listed = "filter.lfs.clean\0filter.lfs.process\0diff.a.b.textconv\0diff.color\0"
     assert git_driver_settings(listed) == [
@@ -463,7 +479,7 @@ def test_under_real_seatbelt_there_is_no_network(work, tmp_path_factory):
 
 
 @needs_seatbelt
-def test_on_macos_read_only_commands_run_under_seatbelt(work):
+def test_on_macos_read_only_commands_run_under_seatbelt(a_txt):
     buffer = io.StringIO()
     note_read_only_protection(Screen(Console(file=buffer, width=200)))
     assert "the parser, then Seatbelt (sandbox-exec)" in buffer.getvalue()
@@ -473,7 +489,7 @@ def test_on_macos_read_only_commands_run_under_seatbelt(work):
 # -- Windows: parsing only, each program started with its own command line; forced here --
 @pytest.fixture
 def a_txt(work):
-    (work / "a.txt").write_text("alpha\nbeta\n")
+    (work / "a.txt").write_bytes(b"alpha\nbeta\n")  # write_text: \r\n on Windows
     return work
 
 
