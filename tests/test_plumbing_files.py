@@ -10,7 +10,9 @@ need folder descriptors, so on Windows only its own runs."""
 
 import os
 import shutil
+import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -179,6 +181,64 @@ def test_the_count_stops_after_its_budget(work):
     (work / "f.txt").write_bytes(b"\n" * (5 + COUNT_LIMIT + 10))
     _, total = read_lines(work / "f.txt", 1, 5, 100)
     assert (total.lines, total.complete) == (5 + COUNT_LIMIT + 1, False)  # and one more, at least
+
+
+SWAP_ON_OPEN = {}  # a path -> what another process does to it as it is opened
+
+
+def swap_as_it_is_opened(event: str, args: tuple) -> None:
+    """An audit hook (sys.addaudithook): Python announces each os.open before it opens, so the
+    swap lands between open_by_name()'s look and its open, as a racing process's would."""
+    if event == "open" and isinstance(args[0], (str, os.PathLike)):
+        swap = SWAP_ON_OPEN.pop(os.fspath(args[0]), None)
+        if swap:
+            swap()
+
+
+@contextmanager
+def swapped_when_opened(path: Path, swap):
+    if not SWAP_ON_OPEN.get("hooked"):
+        sys.addaudithook(swap_as_it_is_opened)  # once per process: a hook cannot be removed
+        SWAP_ON_OPEN["hooked"] = True
+    SWAP_ON_OPEN[os.fspath(path)] = swap
+    try:
+        yield
+    finally:
+        assert SWAP_ON_OPEN.pop(os.fspath(path), None) is None, "the path was never opened"
+
+
+@posix_only
+@pytest.mark.parametrize("tool", ["read", "page", "write"])
+@pytest.mark.parametrize(("swapped", "refusal"), [
+    ("a/b/notes.txt", "notes.txt is a symbolic link"),
+    ("a/b", "reached through a link put in place of a folder"),
+], ids=["the file", "its folder"])
+def test_on_windows_a_link_swapped_in_as_the_file_is_opened_is_refused_after_the_open(
+    work, outside, tool, swapped, refusal
+):
+    """Windows opens by name, following links: what the open met is caught only by
+    check_same_file() after it. Taken here through the file tools' own calls, on Windows' branch,
+    with the swap made while os.open runs (POSIX: Windows refuses to replace an open file, and
+    makes links only for an administrator)."""
+    path = workdir_path("a/b/notes.txt")
+    secret = outside / "b" / "notes.txt"
+    calls = {
+        "read": lambda: read_text_file(path, windows()),
+        "page": lambda: read_lines(path, 1, 10, 100, windows()),
+        "write": lambda: write_text_file(path, "overwritten\n", platform=windows()),
+    }
+
+    def swap() -> None:
+        place = work / swapped
+        if place.is_dir():
+            swap_for_link(place, outside / "b")
+        else:
+            place.unlink()
+            place.symlink_to(secret)
+
+    with swapped_when_opened(path, swap), pytest.raises(ToolError, match=refusal):
+        calls[tool]()
+    assert secret.read_text() == "secret\n"
 
 
 @posix_only
