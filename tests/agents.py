@@ -33,7 +33,9 @@ BASH_TOOL = {
 
 
 def load_agent(version: str) -> ModuleType:
-    return load_script(ROOT / SCRIPTS[version], f"agent_{version}")
+    """The script as a fresh module under its own name (v1_basic ...), which mutmut's mutants of
+    its functions are named by (tests/mutation.py)."""
+    return load_script(ROOT / SCRIPTS[version], Path(SCRIPTS[version]).stem)
 
 
 def load_script(path: Path, name: str = "") -> ModuleType:
