@@ -35,6 +35,39 @@ def test_the_page_includes_a_table_with_one_row_per_endpoint_and_unknown_where_u
     assert refuses == "`thinking`"  # a field the row refuses, named as the API names it
 
 
+# What the Usage column says of a row, word for word: the counts it carries (None: unknown),
+# and where they come (usage_at_start: True at the start, False at the end only, None unknown,
+# which adds nothing). A row of each kind is in the table.
+USAGE_CELLS = {
+    "en": {"anthropic": "with cache counts", "ollama": "input and output",
+           "vllm": "input and output (at the end only)", "kimi": "unknown"},
+    "ja": {"anthropic": "キャッシュの数も", "ollama": "入力と出力",
+           "vllm": "入力と出力（最後にだけ）", "kimi": "不明"},
+}
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_usage_column_says_what_each_row_counts_and_when(language):
+    header, rule, *rows = FILES[f"endpoints/{language}/table.md"].splitlines()
+    column = LABELS[language]["columns"].index("Usage" if language == "en" else "使用量")
+    cells = {endpoint.name: row.strip("| ").split(" | ")[column]
+             for endpoint, row in zip(ENDPOINTS, rows, strict=True)}
+    assert {name: cells[name] for name in USAGE_CELLS[language]} == USAGE_CELLS[language]
+    assert [BY_NAME[name].usage_at_start for name in ("anthropic", "ollama", "vllm")] == [
+        True, None, False]
+    labels = LABELS[language]
+    for endpoint in ENDPOINTS:
+        if endpoint.usage is None:
+            expected = labels["unknown"]
+        elif "cache_read_input_tokens" in endpoint.usage:
+            expected = labels["usage_cache"]
+        else:
+            expected = labels["usage_plain"]
+        if endpoint.usage is not None and endpoint.usage_at_start is False:
+            expected += labels["usage_end"]
+        assert cells[endpoint.name] == expected, endpoint.name
+
+
 @pytest.mark.parametrize("name", LOCAL)
 def test_the_bash_and_powershell_tabs_set_the_same_variables_as_the_row(name):
     bash = re.findall(r"^export (\w+)=(.*)$", FILES[f"endpoints/{name}.sh"], re.MULTILINE)
