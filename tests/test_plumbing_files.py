@@ -9,7 +9,9 @@ Each OS's branch runs here by passing its description (plumbing/platforms.py); t
 need folder descriptors, so on Windows only its own runs."""
 
 import os
+import re
 import shutil
+import stat
 import sys
 import time
 from contextlib import contextmanager
@@ -20,6 +22,7 @@ import pytest
 from plumbing.checks import ToolError
 from plumbing.files import (
     COUNT_LIMIT,
+    EDIT_LIMIT,
     LINK,
     NOT_REGULAR,
     NotRegularFile,
@@ -73,7 +76,8 @@ def test_a_folder_swapped_for_a_link_after_the_check_redirects_nothing(
 ):
     checked = workdir_path("a/b/notes.txt")
     swap_for_link(work / swapped, outside / target)
-    with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
+    refused = f"{checked} is reached through a link put in place of a folder after the check; "
+    with pytest.raises(ToolError, match=re.escape(refused + "refused")):
         write_text_file(checked, "pwned", platform=platform)
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
         read_text_file(checked, platform)
@@ -101,6 +105,49 @@ def test_a_missing_file_is_named_in_full(work, platform):
     with pytest.raises(FileNotFoundError) as raised:
         read_text_file(workdir_path("a/nothing/here.txt"), platform)
     assert raised.value.filename == missing
+    assert str(raised.value) == f"[Errno 2] No such file or directory: {missing!r}"
+
+
+@each_os
+def test_a_new_file_gets_the_usual_permissions_and_a_shorter_text_leaves_nothing_behind(
+    work, platform
+):
+    """Made as an editor makes it (0o666 less the umask: not executable); written again with
+    less, or with nothing, none of the old text is left."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path = workdir_path("made/new.txt")
+    write_text_file(path, "a longer first text\n", platform=platform)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    write_text_file(path, "short\n", platform=platform)
+    assert path.read_bytes() == b"short\n"
+    write_text_file(path, "", platform=platform)
+    assert path.read_bytes() == b""
+
+
+@each_os
+def test_a_file_with_two_names_is_read_but_not_written(work, platform):
+    path = workdir_path("a/b/notes.txt")
+    os.link(path, work / "other-name.txt")
+    assert read_text_file(path, platform) == "mine\n"
+    assert read_lines(path, 1, 5, 100, platform)[0] == ["mine"]
+    with pytest.raises(ToolError, match="notes.txt has 2 names"):
+        write_text_file(path, "changed\n", platform=platform)
+    assert (work / "other-name.txt").read_text() == "mine\n"
+
+
+def test_edit_files_up_to_the_limit_are_read_whole_and_one_byte_more_is_refused(work):
+    path = work / "big.txt"
+    with open(path, "wb") as file:
+        file.truncate(EDIT_LIMIT)  # sparse: no disk is spent
+    assert len(read_text_file(path)) == EDIT_LIMIT
+    with open(path, "ab") as file:
+        file.write(b"x")
+    with pytest.raises(ToolError) as refused:
+        read_text_file(path)
+    assert str(refused.value) == (
+        f"big.txt is over {EDIT_LIMIT:,} bytes; edit it with bash (sed)"
+    )
 
 
 @each_os
