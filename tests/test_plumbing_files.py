@@ -25,6 +25,7 @@ from plumbing.files import (
     EDIT_LIMIT,
     LINK,
     NOT_REGULAR,
+    LineCount,
     NotRegularFile,
     check_same_file,
     page_note,
@@ -131,8 +132,11 @@ def test_a_file_with_two_names_is_read_but_not_written(work, platform):
     os.link(path, work / "other-name.txt")
     assert read_text_file(path, platform) == "mine\n"
     assert read_lines(path, 1, 5, 100, platform)[0] == ["mine"]
-    with pytest.raises(ToolError, match="notes.txt has 2 names"):
+    with pytest.raises(ToolError) as refused:
         write_text_file(path, "changed\n", platform=platform)
+    assert str(refused.value) == (
+        "notes.txt has 2 names (hard links); writing would change the file under its other names "
+        "too, maybe outside the work directory")
     assert (work / "other-name.txt").read_text() == "mine\n"
 
 
@@ -304,3 +308,44 @@ def test_a_file_swapped_between_the_look_and_the_open_is_refused_after_it(work, 
         path.symlink_to(outside / "b" / "notes.txt")
         with pytest.raises(NotRegularFile, match="notes.txt is a symbolic link"):
             check_same_file(path, opened)
+
+
+@each_os
+def test_a_folder_is_named_as_the_os_names_it(work, platform):
+    folder = str(work / "a" / "b")
+    with pytest.raises(IsADirectoryError) as raised:
+        read_text_file(Path(folder), platform)
+    assert str(raised.value) == f"[Errno 21] Is a directory: {folder!r}"
+
+
+def test_a_nul_byte_in_the_first_8_kib_means_binary_and_one_after_does_not(work):
+    (work / "early.bin").write_bytes(b"x" * 8191 + b"\0")
+    with pytest.raises(ToolError) as refused:
+        read_lines(work / "early.bin", 1, 5, 100)
+    assert str(refused.value) == (
+        "early.bin looks binary (8,192 bytes); read_file shows text. Try bash: file, xxd | head")
+    (work / "late.txt").write_bytes(b"x" * 8192 + b"\0")
+    assert read_lines(work / "late.txt", 1, 5, 100)[1].lines == 1
+
+
+def test_a_line_keeps_its_own_end_and_a_broken_byte_shows_as_a_replacement(work):
+    """Only the line ending is taken off: spaces, tabs and letters at the end stay; a byte that
+    is no UTF-8 shows as U+FFFD instead of failing the read."""
+    (work / "f.txt").write_bytes(b"two spaces  \r\nends in X\ntab\t\nbroken \xff byte\n")
+    lines, total = read_lines(work / "f.txt", 1, 10, 100)
+    assert lines == ["two spaces  ", "ends in X", "tab\t", "broken \ufffd byte"]
+    assert (total.lines, total.complete) == (4, True)
+
+
+def test_a_line_of_four_byte_characters_is_cut_only_past_the_limit(work):
+    """read_lines reads at most 4 bytes a character and one more: a line of exactly the limit
+    in emoji is whole, one more is cut."""
+    (work / "f.txt").write_text("🙂" * 10 + "\n" + "🙂" * 11 + "\n", encoding="utf-8")
+    lines, _ = read_lines(work / "f.txt", 1, 2, 10)
+    assert lines == ["🙂" * 10, "🙂" * 10 + " [line cut]"]
+
+
+def test_no_page_and_a_page_that_ends_with_the_file_count_exactly(work):
+    (work / "f.txt").write_bytes(b"ab\ncd\n")
+    assert read_lines(work / "f.txt", 1, 0, 100) == ([], LineCount(2, complete=True))
+    assert read_lines(work / "f.txt", 1, 2, 100) == (["ab", "cd"], LineCount(2, complete=True))
