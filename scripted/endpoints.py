@@ -146,6 +146,9 @@ ENDPOINTS = [
         key_checked=False,
         ignores=("cache_control", "tool_choice", "metadata"),
         tool_choice="ignored",
+        # the page sets a 65,536-token context (docsgen/endpoints.py): the default MAX_TOKENS of
+        # 64,000 would leave 1,536 tokens for the prompt
+        settings={"MAX_TOKENS": "16384"},
         thinking="no signature",
         usage=PLAIN_USAGE,
         stream_errors=False,
