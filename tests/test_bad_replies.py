@@ -10,8 +10,10 @@ is replayed from tests/recordings/real/ in test_real_stack.py.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import anthropic
 import pytest
@@ -256,3 +258,81 @@ def test_every_endpoint_row_takes_tool_choice_auto_with_the_tools(scripted_api, 
     assert scripted_api.requests[0].body["tool_choice"] == {"type": "auto"}
     assert scripted_api.violations == [] and scripted_api.problems == []
     assert endpoint.tool_choice in (None, "passed", "ignored")
+
+
+# -- what a real local stack sent (tests/recordings/real/, made by scripted/live_local.py) --
+
+REAL = Path(__file__).resolve().parent / "recordings" / "real"
+
+
+def recorded(name: str) -> tuple[dict, list[dict], list[list[dict]]]:
+    """A recording's header, its requests, and the events of each reply, as they came."""
+    lines = [json.loads(line) for line in (REAL / f"{name}.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    requests = [line["body"] for line in lines if line["kind"] == "request"]
+    replies: list[list[dict]] = [[] for _ in requests]
+    for line in lines:
+        if line["kind"] == "event":
+            replies[line["exchange"] - 1].append(line["data"])
+    return lines[0], requests, replies
+
+
+def replayed_through(canned: Canned, make_agent, name: str) -> int:
+    """The current script, one turn, answered with the replies the real stack sent."""
+    header, _, replies = recorded(name)
+    canned.replies += replies
+    agent = make_agent(ANTHROPIC_BASE_URL=f"http://{canned.host}", **header["settings"])
+    return agent.run_turn([], header["task"])
+
+
+@pytest.mark.parametrize(("version", "name"), [("v1", "v1_litellm_llama_server"),
+                                               ("v5", "v5_litellm_llama_server")])
+def test_a_small_model_behind_litellm_answered_in_prose_and_the_line_says_the_count_is_partial(
+    canned, make_agent, capsys, version, name
+):
+    header, requests, replies = recorded(name)
+    assert "LiteLLM's proxy (OpenAI-format route)" in header["upstream"]
+    # the tools and the automatic choice went out with every request...
+    assert all(request["tool_choice"] == {"type": "auto"} and request["tools"]
+               for request in requests)
+    # ...and the model never called one: every block it sent is text
+    blocks = [event["content_block"]["type"] for reply in replies for event in reply
+              if event["type"] == "content_block_start"]
+    assert blocks and set(blocks) == {"text"}
+    assert replayed_through(canned, make_agent, name) == 0
+    out = capsys.readouterr().out
+    assert "> bash" not in out and "> write_file" not in out
+    [usage] = [line for line in out.splitlines() if line.startswith("  [tokens: ")]
+    counted, sent = re.search(r"the endpoint counted ([\d,]+) input tokens of about ([\d,]+) "
+                              r"sent: a partial count, or part of the request never reached "
+                              r"the model\]$", usage).groups()
+    assert int(counted.replace(",", "")) * 4 < int(sent.replace(",", ""))
+
+
+@once("v1")
+def test_llama_servers_own_messages_route_reports_cache_reads_and_no_cache_writes(
+    canned, make_agent, capsys
+):
+    _, _, replies = recorded("v1_llama_server_messages")
+    start = replies[0][0]["message"]["usage"]
+    assert "cache_creation_input_tokens" not in start  # what the server sent...
+    assert replayed_through(canned, make_agent, "v1_llama_server_messages") == 0
+    [usage] = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("  [tokens: ")]
+    assert ", cache write not reported, cache read " in usage  # ...is not shown as 0
+
+
+@once("v1")
+def test_litellm_ends_a_reply_its_backend_dropped_as_if_it_were_complete(
+    canned, make_agent, capsys
+):
+    """The docs page says so: the backend stopped while it streamed, and LiteLLM still sent
+    end_turn and message_stop. Nothing in the stream tells a cut reply from a whole one, so
+    the turn ends as a success: only the gateway's log says why."""
+    header, _, [reply] = recorded("v1_litellm_backend_stops")
+    assert header["upstream"].endswith(", stopped while it answered")
+    kinds = [event["type"] for event in reply]
+    assert kinds[-2:] == ["message_delta", "message_stop"]
+    assert reply[-2]["delta"]["stop_reason"] == "end_turn"
+    assert replayed_through(canned, make_agent, "v1_litellm_backend_stops") == 0
+    assert capsys.readouterr().err == ""
