@@ -411,7 +411,13 @@ def count_usage(body: dict, content: list[dict], model: Model, cache: dict[str, 
     https://platform.claude.com/docs/en/build-with-claude/prompt-caching"""
     units = prompt_units(body)
     keys, sizes, digest, characters = [""], [0], hashlib.sha256(body["model"].encode()), 0
+    # Another tool_choice invalidates the cached messages, not the tools and system (the docs'
+    # table of what invalidates the cache); none sent is "auto", the default with tools.
+    choice = canonical(body.get("tool_choice") or {"type": "auto"})
     for unit in units:
+        if unit.get("message") == 0 and choice:
+            digest.update(choice.encode())  # keys only: the count of tokens stays as it was
+            choice = ""
         text = canonical(unit)
         digest.update(text.encode())
         characters += len(text)

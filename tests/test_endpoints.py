@@ -490,6 +490,7 @@ def test_the_demo_against_ollama_completes_and_shows_no_cache_figures(tmp_path, 
     shown = capfd.readouterr().out
     usage = [line for line in shown.splitlines() if "[tokens: in " in line]
     requests = json.loads(record.read_text())
-    assert len(usage) == len(requests) > 1 and "cache" not in shown
+    assert len(usage) == len(requests) > 1 and "cache write" not in shown
+    assert all(line.endswith("; no cache figures: the endpoint sent none]") for line in usage)
     assert {json.loads(sent["raw"])["model"] for sent in requests} == {"qwen3-coder"}
     assert "FizzBuzz" in (tmp_path / "work" / "fizzbuzz.py").read_text()

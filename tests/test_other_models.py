@@ -115,3 +115,79 @@ def test_the_bash_and_powershell_tabs_set_the_same_variables_as_the_row(name):
     powershell = re.findall(r'^\$env:(\w+) = "(.*)"$', FILES[f"endpoints/{name}.ps1"], re.M)
     assert bash == powershell == list(learner_settings(BY_NAME[name]).items())
     assert ("ANTHROPIC_API_KEY", "") in bash  # a key for Claude is not sent to a local server
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_every_rows_notes_are_on_the_page_in_both_languages(language):
+    from docsgen.endpoints import NOTES_JA
+
+    page = (ROOT / f"docs_{language}" / "other-models.md").read_text(encoding="utf-8")
+    assert f'--8<-- "endpoints/{language}/notes.md"' in page
+    with_notes = {endpoint.name for endpoint in ENDPOINTS if endpoint.notes}
+    assert set(NOTES_JA) == with_notes  # a new note needs its translation, a gone one goes
+    listed = FILES[f"endpoints/{language}/notes.md"]
+    for endpoint in ENDPOINTS:
+        said = endpoint.notes if language == "en" else NOTES_JA.get(endpoint.name, "")
+        if said:
+            assert f"- **{endpoint.title}**: {said}\n" in listed
+    # the setting without which LiteLLM's OpenAI-format route calls /v1/responses
+    assert "use_chat_completions_url_for_anthropic_messages: true" in listed
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_table_says_what_each_row_does_with_tool_choice(language):
+    header, rule, *rows = FILES[f"endpoints/{language}/table.md"].splitlines()
+    last = [row.strip("| ").split(" | ")[-1] for row in rows]
+    labels = LABELS[language]
+    for endpoint, cell in zip(ENDPOINTS, last, strict=True):
+        if endpoint.tool_choice is None:
+            assert cell == labels["unknown"], endpoint.name
+        else:
+            assert cell == labels["tool_choice"][endpoint.tool_choice], endpoint.name
+    assert last[ENDPOINTS.index(BY_NAME["ollama"])] == labels["tool_choice"]["ignored"]
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_replays_say_what_answered_them(language):
+    page = (ROOT / f"docs_{language}" / "other-models.md").read_text(encoding="utf-8")
+    assert f'--8<-- "endpoints/{language}/recordings.md"' in page
+    assert "the replies a real model gave" not in page and "本物のモデルが返した応答" not in page
+    listed = FILES[f"endpoints/{language}/recordings.md"].splitlines()
+    shipped = sorted((ROOT / "tests" / "recordings").rglob("*.jsonl"))
+    assert len(listed) == len(shipped) > 0
+    for path, line in zip(shipped, listed, strict=True):
+        scripted = '"upstream": "scripted model' in path.read_text(encoding="utf-8")[:5000]
+        said = LABELS[language]["scripted"].split("(")[0].split("（")[0]
+        assert (said in line) is scripted, line
+
+
+def test_ollamas_steps_start_no_second_server_and_leave_the_prompt_room():
+    from docsgen.endpoints import OLLAMA_CONTEXT
+
+    for language in ("en", "ja"):
+        page = (ROOT / f"docs_{language}" / "other-models.md").read_text(encoding="utf-8")
+        ollama = page[page.index("### Ollama"):page.index("### llama.cpp")]
+        assert "ollama serve\n" not in ollama  # the installer's app or service is the server
+        assert ollama.index("launchctl setenv") < ollama.index("ollama pull {{")  # set, then pull
+        for system in ("launchctl setenv", "systemctl edit ollama.service", "environment"):
+            assert system in ollama or system == "environment" and "環境変数" in ollama
+        assert "{{ endpoints.ollama.download_gb }} GB" in ollama
+        assert "endpoints/ollama.sh" in ollama and "endpoints/ollama.ps1" in ollama
+    max_tokens = int(BY_NAME["ollama"].settings["MAX_TOKENS"])
+    assert ("MAX_TOKENS", str(max_tokens)) in learner_settings(BY_NAME["ollama"]).items()
+    assert max_tokens <= OLLAMA_CONTEXT // 2  # the prompt keeps at least half the context
+
+
+def test_the_usage_lines_words_on_the_page_match_the_code():
+    from plumbing.model import CHARACTERS_PER_TOKEN
+    from plumbing.screen import FAR_BELOW
+
+    english = (ROOT / "docs_en" / "other-models.md").read_text(encoding="utf-8")
+    japanese = (ROOT / "docs_ja" / "other-models.md").read_text(encoding="utf-8")
+    assert (FAR_BELOW, CHARACTERS_PER_TOKEN) == (4, 4)  # the pages say "a quarter", "four"
+    english = " ".join(english.split())
+    assert "less than a quarter of the request" in english
+    assert "(about four characters a token)" in english
+    assert "4 分の 1 に満たない" in japanese and "1 トークンを約 4 文字" in japanese
+    for said in ("not reported", "no cache figures: the endpoint sent none", "no cache"):
+        assert said in english and said in japanese
