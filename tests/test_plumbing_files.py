@@ -311,6 +311,17 @@ def test_a_file_swapped_between_the_look_and_the_open_is_refused_after_it(work, 
 
 
 @each_os
+@pytest.mark.parametrize("missing", ["a/b/missing.txt", "a/b/notes.txt/inside.txt"],
+                         ids=["a file", "a file taken for a folder"])
+def test_a_path_that_is_not_there_is_named_in_full_and_taken_for_no_link(work, platform, missing):
+    path = workdir_path(missing)
+    with pytest.raises((FileNotFoundError, NotADirectoryError)) as raised:
+        read_text_file(path, platform)
+    assert raised.value.filename == str(path)
+    assert str(raised.value).startswith("[Errno ")
+
+
+@each_os
 def test_a_folder_is_named_as_the_os_names_it(work, platform):
     folder = str(work / "a" / "b")
     with pytest.raises(IsADirectoryError) as raised:
