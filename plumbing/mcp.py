@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
 
 from plumbing.budget import cut_short
+from plumbing.checks import ToolError
 from plumbing.screen import plain
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Messages API accepts as a tool name
@@ -40,8 +42,9 @@ ASK_FOR_LESS = ("mode", "response_format", "format", "detail", "verbosity", "pag
                 "offset", "limit", "max_results", "top_k", "max_tokens", "count", "page_size")
 
 
-class McpError(Exception):
-    """A server or a call failed: the message is one line naming the server and what to change."""
+class McpError(ToolError):
+    """A server or a call failed: the message is one line naming the server and what to change.
+    A ToolError, so that the model reads these words as they are."""
 
 
 @dataclass
@@ -231,13 +234,13 @@ class Connection:
 
 
 class McpServers:
-    """The running servers. start() each, call() their tools, close() them all (idempotent).
+    """The running servers. start_all(), call() their tools, close() them all (idempotent).
     Every wait has a timeout; a failure raises McpError with one line naming the server and
-    the setting (`timeout_setting`) to change."""
+    the setting to change (MCP_TIMEOUT to start, MCP_TOOL_TIMEOUT for a call)."""
 
-    def __init__(self, timeout: float, timeout_setting: str = "MCP_TIMEOUT") -> None:
-        self.timeout = timeout
-        self.timeout_setting = timeout_setting
+    def __init__(self, start_timeout: float, call_timeout: float) -> None:
+        self.start_timeout = start_timeout  # MCP_TIMEOUT: initialize and tools/list
+        self.call_timeout = call_timeout  # MCP_TOOL_TIMEOUT: one tools/call
         self.connections: dict[str, Connection] = {}
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="mcp", daemon=True)
@@ -265,7 +268,7 @@ class McpServers:
         return outcome
 
     def call(self, server: str, tool: str, arguments: dict, stopped: threading.Event):
-        """Call one tool and wait for its CallToolResult: at most `timeout` seconds, or until
+        """Call one tool and wait for its CallToolResult: at most `call_timeout` seconds, or until
         stopped is set (Ctrl-C). Raises McpError with one line when it cannot be had."""
         connection = self.connections[server]
         if connection.gone:
@@ -311,14 +314,13 @@ class McpServers:
         ready = asyncio.get_running_loop().create_future()
         connection.runner = asyncio.create_task(self.run(connection, ready))
         try:
-            return await asyncio.wait_for(asyncio.shield(ready), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(ready), self.start_timeout)
         except TimeoutError:
             ready.cancel()  # nobody waits for it any more
             connection.gone = "it did not start in time"
             await self.stop(connection)
             raise McpError(self.failure(spec.name, "did not answer initialize and tools/list "
-                                        f"within {self.timeout_setting}={self.timeout:g} s")
-                           ) from None
+                                        f"within MCP_TIMEOUT={self.start_timeout:g} s")) from None
         except McpError as exc:
             connection.gone = "it failed to start"
             await self.stop(connection)
@@ -354,10 +356,10 @@ class McpServers:
         name = connection.spec.name
         try:
             return await asyncio.wait_for(connection.session.call_tool(tool, arguments),
-                                          self.timeout)
+                                          self.call_timeout)
         except TimeoutError:
             raise McpError(f"mcp server {name!r} did not answer {tool} within "
-                           f"{self.timeout_setting}={self.timeout:g} s: the call was given up"
+                           f"MCP_TOOL_TIMEOUT={self.call_timeout:g} s: the call was given up"
                            ) from None
         except Exception as exc:  # noqa: BLE001 - the connection broke, or the server refused
             if connection.runner.done() or "Connection closed" in str(exc):
@@ -449,3 +451,25 @@ def kill_left_over(processes: list) -> None:
                     child.kill()
             with contextlib.suppress(psutil.Error):
                 process.wait(timeout=2)
+
+
+# -- trusting a work folder's .mcp.json --
+def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str) -> bool:
+    """Ask before running the programs a work folder's .mcp.json names, as Claude Code does: the
+    file came with the folder, not from the user. With no terminal to ask on, the answer is no."""
+    if not specs:
+        return False
+    if not sys.stdin.isatty():
+        screen.alert(f"{path} names MCP servers ({', '.join(spec.name for spec in specs)}) but "
+                     f"was not used: no terminal to ask whether to trust it; {trust_flag} does")
+        return False
+    screen.block(f"{path} starts these programs as MCP servers:\n"
+                 + "\n".join(f"  {spec.name}: {describe(spec)}" for spec in specs))
+    try:
+        answer = input("Trust this file and start them? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        return True
+    screen.note(f"{path} not used; {trust_flag} uses it without asking")
+    return False
