@@ -10,4 +10,5 @@ SCRIPTS = {
     "v3": "v3_subagents.py",
     "v4": "v4_skills.py",
     "v5": "v5_compaction.py",
+    "v6": "v6_mcp.py",
 }
