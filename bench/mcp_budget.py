@@ -43,14 +43,14 @@ TOP = 5  # the server's best sections, as many as its summary names
 SECTION_START = 300  # characters of a section that count as having read it
 CLAUDE_CODE_CAP = 25_000  # tokens: Claude Code's default MAX_MCP_OUTPUT_TOKENS
 NO_BUDGET = 10**9  # MCP_RESULT_BUDGET that never cuts
-WAYS = {  # name: (the modes of the calls, in order; whether v6's budget applies)
-    "full, no client budget": (["full"], False),
-    "full, v6's budget": (["full"], True),
-    "summary, no client budget": (["summary"], False),
-    "summary, v6's budget": (["summary"], True),
-    "detailed, no client budget": (["detailed"], False),
-    "detailed, v6's budget": (["detailed"], True),
-    "summary, then detailed": (["summary", "detailed"], True),
+WAYS = {  # key: (what the table calls it, the modes of the calls in order, v6's budget or none)
+    "full_uncut": ("full, no client budget", ["full"], False),
+    "full_cut": ("full, v6's budget", ["full"], True),
+    "summary_uncut": ("summary, no client budget", ["summary"], False),
+    "summary_cut": ("summary, v6's budget", ["summary"], True),
+    "detailed_uncut": ("detailed, no client budget", ["detailed"], False),
+    "detailed_cut": ("detailed, v6's budget", ["detailed"], True),
+    "summary_then_detailed": ("summary, then detailed", ["summary", "detailed"], True),
 }
 
 
@@ -103,12 +103,12 @@ def measure() -> dict:
             quiet = io.StringIO()  # v6's screen: the tool lines and the answers
             with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
                 agent.start_mcp_servers(server_file(Path(workdir)), trusted=True)
-                for way, (modes, budgeted) in WAYS.items():
+                for way, (label, modes, budgeted) in WAYS.items():
                     agent.MCP_RESULT_BUDGET = budget if budgeted else NO_BUDGET
                     api.play(scenario(modes))
                     code = agent.run_turn([], f"What do the docs say about {QUERY}?")
                     if code != 0 or api.violations or api.problems or api.remaining():
-                        sys.exit(f"{way}: v6 did not play the scenario: "
+                        sys.exit(f"{label}: v6 did not play the scenario: "
                                  f"{api.violations + api.problems}")
                     found[way] = way_figures(api, best, modes)
         finally:
@@ -140,7 +140,7 @@ def way_figures(api: ScriptedAPI, best: list, modes: list[str]) -> dict:
 
 def table(figures: dict) -> str:
     ways = figures["ways"]
-    before = ways["full, no client budget"]
+    before = ways["full_uncut"]
     lines = [
         f"query {figures['query']!r} to mcp_servers/docs_search.py through v6_mcp.py "
         f"(MCP_RESULT_BUDGET={figures['budget']:,} characters); tokens are the scripted "
@@ -151,7 +151,7 @@ def table(figures: dict) -> str:
     ]
     for way, found in ways.items():
         lines.append(
-            f"{way:<28}{found['calls']:>6}{found['result_tokens']:>17,}"
+            f"{WAYS[way][0]:<28}{found['calls']:>6}{found['result_tokens']:>17,}"
             f"{found['result_tokens'] / before['result_tokens']:>9.3f}"
             f"{found['result_tokens'] / figures['cap']:>12.3f}{found['input']:>18,}"
             f"{found['sections_read']:>12}"
@@ -163,9 +163,9 @@ def table(figures: dict) -> str:
 def findings(figures: dict) -> list[str]:
     """What the table says, in words made from its figures: where each way wins and loses."""
     ways, top = figures["ways"], figures["top"]
-    full, cut = ways["full, no client budget"], ways["full, v6's budget"]
-    summary, detailed = ways["summary, v6's budget"], ways["detailed, v6's budget"]
-    path = ways["summary, then detailed"]
+    full, cut = ways["full_uncut"], ways["full_cut"]
+    summary, detailed = ways["summary_cut"], ways["detailed_cut"]
+    path = ways["summary_then_detailed"]
     against_cut = "fewer" if path["input"] < cut["input"] else "more"
     return [
         f"- full, uncut: {full['result_tokens'] / figures['cap']:.1f} times the cap, and every "

@@ -39,7 +39,7 @@ from docsgen.changes import card_files, what_changed
 from docsgen.charts import chart_files
 from docsgen.endpoints import endpoint_files, endpoint_numbers
 from docsgen.hood import hide_folder, hood_files, load_recording
-from docsgen.numbers import benchmark_figures, page_numbers
+from docsgen.numbers import MCP_BENCHMARK, benchmark_figures, page_numbers
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS, run_demo
@@ -242,6 +242,7 @@ def expected_files() -> dict[Path, str]:
     # One run of each demo makes its transcript and, recorded, its "Under the hood" pages.
     with tempfile.TemporaryDirectory(prefix="docsgen-") as folder, ThreadPoolExecutor() as pool:
         benchmarks = pool.submit(benchmark_figures)
+        mcp_benchmark = pool.submit(benchmark_figures, MCP_BENCHMARK)
         records = {version: Path(folder) / f"{version}.json" for version in versions}
         runs = pool.map(demo_transcript, versions, records.values())
         transcripts = dict(zip(versions, runs, strict=True))
@@ -249,10 +250,11 @@ def expected_files() -> dict[Path, str]:
     made.update(hood_files(recordings))
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
-    figures = benchmarks.result()
+    figures = benchmarks.result() | mcp_benchmark.result()
     numbers = page_numbers(figures["hygiene"], transcripts, figures["caching"],
-                           figures["compaction"])
+                           figures["compaction"], figures["mcp"])
     files[GENERATED / "bench" / "compaction.txt"] = figures["compaction_table"]
+    files[GENERATED / "bench" / "mcp_budget.txt"] = figures["mcp_table"]
     for script in VERSIONS.values():
         if (ROOT / script).exists():
             for name, first in section_first_lines(ROOT / script).items():
