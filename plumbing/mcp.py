@@ -158,14 +158,15 @@ def ways_to_ask_for_less(schema: dict) -> str:
 
 # -- results, as tool_result content the API accepts --
 def result_content(result: mcp_types.CallToolResult, budget: int, setting: str,
-                   ask_for_less: str) -> list[dict]:
+                   ask_for_less: str) -> tuple[list[dict], str]:
     """Text, images and resources as content blocks; what the API cannot take becomes a note.
-    The text is held to `budget` characters in all; the cut says how much and how to get less."""
+    The text is held to `budget` characters in all; the cut says how much and how to get less.
+    Returns the blocks, and the cut's note ("" if nothing was cut), for the screen too."""
     blocks = [block for item in result.content for block in as_blocks(item)]
     if not blocks and result.structured_content is not None:
         blocks = [{"type": "text", "text": json.dumps(result.structured_content)}]
     if not blocks:
-        blocks = [{"type": "text", "text": "(the tool returned nothing)"}]
+        blocks = [{"type": "text", "text": "(the tool returned nothing)"}]  # never an empty text
     return within_budget(blocks, budget, setting, ask_for_less)
 
 
@@ -205,12 +206,13 @@ def note(text: str) -> dict:
     return {"type": "text", "text": f"[{text}]"}
 
 
-def within_budget(blocks: list[dict], budget: int, setting: str, ask_for_less: str) -> list[dict]:
+def within_budget(blocks: list[dict], budget: int, setting: str,
+                  ask_for_less: str) -> tuple[list[dict], str]:
     """The text blocks' characters held to budget in all: the first ones whole, the one that
     crosses the limit cut, later ones dropped, and a note that says what was left out."""
     total = sum(len(block["text"]) for block in blocks if block["type"] == "text")
     if total <= budget:
-        return blocks
+        return blocks, ""
     kept, room = [], budget
     for block in blocks:
         if block["type"] != "text":
@@ -219,9 +221,9 @@ def within_budget(blocks: list[dict], budget: int, setting: str, ask_for_less: s
             kept.append({"type": "text", "text": block["text"][:room]})
             room -= len(block["text"][:room])
     shown = budget - room
-    kept.append(note(f"... {total - shown:,} of {total:,} characters of this result were cut "
-                     f"here to fit {setting}={budget:,}: {ask_for_less}"))
-    return kept
+    cut = (f"... {total - shown:,} of {total:,} characters of this result were cut here to fit "
+           f"{setting}={budget:,}: {ask_for_less}")
+    return [*kept, note(cut)], cut
 
 
 def text_of(content: list[dict]) -> str:
@@ -346,8 +348,8 @@ class McpServers:
         from mcp import ClientSession, StdioServerParameters, stdio_client  # see the docstring
 
         spec = connection.spec
-        params = StdioServerParameters(command=spec.command, args=spec.args, env=spec.env or None,
-                                       cwd=spec.cwd)
+        params = StdioServerParameters(command=spec.command, args=spec.args,
+                                       env=server_environment(spec.env), cwd=spec.cwd)
         before = child_pids()
         try:
             with open(connection.stderr, "w", encoding="utf-8") as errlog:
@@ -439,6 +441,14 @@ def start_failure(exc: BaseException) -> str:
     if "Connection closed" in str(exc):
         return NOT_A_SERVER
     return f"failed to start ({what_went_wrong(exc)})"
+
+
+def server_environment(env: dict[str, str]) -> dict[str, str]:
+    """What a server gets on top of the SDK's few safe variables (PATH, HOME, ...; never the API
+    key): its own "env", and the agent's Python first on PATH, so that "command": "python" runs
+    the Python (and the virtual environment) that runs the agent."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {"PATH": path, **env}
 
 
 def fail(ready: asyncio.Future, connection: Connection, why: str) -> None:
