@@ -744,12 +744,16 @@ def run_mcp_tool(call, tools: list, screen: LoopScreen) -> dict:
         server, tool = MCP_TOOLS[call.name]
         result = SERVERS.call(server, tool.name, call.input, STOPPED)  # MCP_TOOL_TIMEOUT at most
         ask_for_less = ways_to_ask_for_less(tool.input_schema)  # its own mode, page or limit
-        content = result_content(result, MCP_RESULT_BUDGET, "MCP_RESULT_BUDGET", ask_for_less)
+        content, cut = result_content(result, MCP_RESULT_BUDGET, "MCP_RESULT_BUDGET",
+                                      ask_for_less)
         is_error = bool(result.is_error)  # the server said its tool failed
     except Exception as exc:  # noqa: BLE001 - a failing server must not end the session
-        content = [{"type": "text", "text": tool_error_text(call.name, exc)}]
+        content, cut = [{"type": "text", "text": tool_error_text(call.name, exc)}], ""
         is_error = True
-    screen.tool_result(text_of(content), is_error)
+    shown = text_of(content)
+    if cut:  # the user sees the budget at work, as the model does: the cut comes first
+        shown = f"[{cut}]\n{shown}"
+    screen.tool_result(shown, is_error)
     return {"type": "tool_result", "tool_use_id": call.id, "content": content, "is_error": is_error}
 
 

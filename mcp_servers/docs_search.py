@@ -18,8 +18,10 @@ Its interface (kept stable: the v6 chapter, workshop 08 and bench/mcp_budget.py 
       full      every matching page, whole: no limit at all, as gistdex's answer had none
     annotations: readOnlyHint (it only reads), so v6 offers it to read-only subagents too
 
+    answer(query, mode="summary", lang="both") -> the text the tool returns
     answer_sizes(query, lang="both") -> {mode: characters}: the figures, measured by running the
                                          search, for the docs and the bench (never typed in)
+    build_server() -> the MCP server (the SDK is imported only here: the three above need none)
 
 The docs are docs_en/ and docs_ja/ beside this folder (DOCS_SEARCH_ROOT names another project
 root). A section is the text under one heading; a query matches a section when one of its words
@@ -34,8 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 ROOT = Path(os.environ.get("DOCS_SEARCH_ROOT") or Path(__file__).resolve().parent.parent)
@@ -147,12 +147,8 @@ def answer_sizes(query: str, lang: str = "both") -> dict[str, int]:
 DESCRIPTION = ("Search the project's docs (docs_en, docs_ja) for sections that mention the "
                "query's words. Start with mode='summary'; ask for 'detailed' only when you need "
                "the sections' text, and read a single page with read_file rather than 'full'.")
-server = MCPServer("docs-search", instructions="Searches this project's docs (English, Japanese).",
-                   log_level="WARNING")  # the SDK logs every call at INFO, on stderr
 
 
-@server.tool(description=DESCRIPTION, annotations=ToolAnnotations(read_only_hint=True),
-             structured_output=False)  # the text only, not a second copy of it as JSON
 def search_docs(
     query: Annotated[str, Field(description="words to look for, e.g. 'context budget'")],
     mode: Annotated[Literal["summary", "detailed", "full"], Field(description=(
@@ -163,6 +159,20 @@ def search_docs(
     return answer(query, mode, lang)
 
 
+def build_server():
+    """The MCP server, with its one tool. The SDK is imported here, not above: answer() and
+    answer_sizes() need none of it, and the bench and the tests import them."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("docs-search", log_level="WARNING",  # the SDK logs each call at INFO
+                       instructions="Searches this project's docs (English, Japanese).")
+    server.add_tool(search_docs, description=DESCRIPTION,
+                    annotations=ToolAnnotations(read_only_hint=True),
+                    structured_output=False)  # the text once, not a second copy of it as JSON
+    return server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", metavar="QUERY", help="print each mode's answer size, and exit")
@@ -171,7 +181,7 @@ def main() -> None:
         for mode, size in answer_sizes(args.sizes).items():
             print(f"{mode}: {size:,} characters")
         return
-    server.run("stdio")
+    build_server().run("stdio")
 
 
 if __name__ == "__main__":

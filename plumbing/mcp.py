@@ -5,7 +5,11 @@ The official SDK (`mcp`) is asyncio-based, the agent is threads: McpServers runs
 a background thread, each server's session lives in it, and the agent's threads submit calls and
 wait for them with a timeout (MCP_TIMEOUT), or until Ctrl-C. A server's stderr goes to a file,
 never to the screen; its last lines are quoted, dimmed and bounded, when the server fails.
+
+The SDK is imported only when a server starts: it takes longer to import than the rest of the
+agent together, and a session without servers does not need it.
 """
+from __future__ import annotations
 
 import asyncio
 import base64
@@ -20,16 +24,19 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jsonschema
 import psutil
 import pydantic
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp import types as mcp_types
 
 from plumbing.budget import cut_short
 from plumbing.checks import ToolError
 from plumbing.screen import plain
+
+if TYPE_CHECKING:  # for the annotations only
+    from mcp import ClientSession
+    from mcp import types as mcp_types
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Messages API accepts as a tool name
 SERVER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
@@ -39,7 +46,8 @@ STDERR_QUOTED = 300  # characters of a failing server's stderr shown to the user
 CLOSE_WAIT = 8.0  # seconds to let the SDK stop every server (stdin closed, then killed) on exit
 # Arguments by which a tool's caller can ask for less; the cut note names those a schema has.
 ASK_FOR_LESS = ("mode", "response_format", "format", "detail", "verbosity", "page", "cursor",
-                "offset", "limit", "max_results", "top_k", "max_tokens", "count", "page_size")
+                "offset", "limit", "max_results", "max_count", "top_k", "max_tokens", "count",
+                "page_size", "context_lines")
 
 
 class McpError(ToolError):
@@ -150,32 +158,34 @@ def ways_to_ask_for_less(schema: dict) -> str:
 
 # -- results, as tool_result content the API accepts --
 def result_content(result: mcp_types.CallToolResult, budget: int, setting: str,
-                   ask_for_less: str) -> list[dict]:
+                   ask_for_less: str) -> tuple[list[dict], str]:
     """Text, images and resources as content blocks; what the API cannot take becomes a note.
-    The text is held to `budget` characters in all; the cut says how much and how to get less."""
+    The text is held to `budget` characters in all; the cut says how much and how to get less.
+    Returns the blocks, and the cut's note ("" if nothing was cut), for the screen too."""
     blocks = [block for item in result.content for block in as_blocks(item)]
     if not blocks and result.structured_content is not None:
         blocks = [{"type": "text", "text": json.dumps(result.structured_content)}]
     if not blocks:
-        blocks = [{"type": "text", "text": "(the tool returned nothing)"}]
+        blocks = [{"type": "text", "text": "(the tool returned nothing)"}]  # never an empty text
     return within_budget(blocks, budget, setting, ask_for_less)
 
 
 def as_blocks(item) -> list[dict]:
-    if isinstance(item, mcp_types.TextContent):
+    """One part of a result (text, image, audio, resource, resource_link) as content blocks."""
+    if item.type == "text":
         return [{"type": "text", "text": item.text}] if item.text else []
-    if isinstance(item, mcp_types.ImageContent):
+    if item.type == "image":
         return [image_block(item.data, item.mime_type)]
-    if isinstance(item, mcp_types.EmbeddedResource):
+    if item.type == "resource":
         resource = item.resource
-        if isinstance(resource, mcp_types.TextResourceContents):
+        if isinstance(getattr(resource, "text", None), str):
             return [{"type": "text", "text": f"[resource {resource.uri}]\n{resource.text}"}]
         return [note(f"a binary resource ({resource.uri}, {resource.mime_type or 'no type'}) "
                      "was left out: only text reaches the model")]
-    if isinstance(item, mcp_types.ResourceLink):
+    if item.type == "resource_link":
         return [{"type": "text", "text": f"[resource link: {item.uri} ({item.name})]"}]
-    kind = getattr(item, "type", type(item).__name__)
-    return [note(f"a {kind} part was left out: the API takes text and images only")]
+    return [note(f"a {cut_short(str(item.type), 40)} part was left out: the API takes text and "
+                 "images only")]
 
 
 def image_block(data: str, media_type: str) -> dict:
@@ -196,12 +206,13 @@ def note(text: str) -> dict:
     return {"type": "text", "text": f"[{text}]"}
 
 
-def within_budget(blocks: list[dict], budget: int, setting: str, ask_for_less: str) -> list[dict]:
+def within_budget(blocks: list[dict], budget: int, setting: str,
+                  ask_for_less: str) -> tuple[list[dict], str]:
     """The text blocks' characters held to budget in all: the first ones whole, the one that
     crosses the limit cut, later ones dropped, and a note that says what was left out."""
     total = sum(len(block["text"]) for block in blocks if block["type"] == "text")
     if total <= budget:
-        return blocks
+        return blocks, ""
     kept, room = [], budget
     for block in blocks:
         if block["type"] != "text":
@@ -210,9 +221,9 @@ def within_budget(blocks: list[dict], budget: int, setting: str, ask_for_less: s
             kept.append({"type": "text", "text": block["text"][:room]})
             room -= len(block["text"][:room])
     shown = budget - room
-    kept.append(note(f"... {total - shown:,} of {total:,} characters of this result were cut "
-                     f"here to fit {setting}={budget:,}: {ask_for_less}"))
-    return kept
+    cut = (f"... {total - shown:,} of {total:,} characters of this result were cut here to fit "
+           f"{setting}={budget:,}: {ask_for_less}")
+    return [*kept, note(cut)], cut
 
 
 def text_of(content: list[dict]) -> str:
@@ -242,8 +253,8 @@ class McpServers:
         self.start_timeout = start_timeout  # MCP_TIMEOUT: initialize and tools/list
         self.call_timeout = call_timeout  # MCP_TOOL_TIMEOUT: one tools/call
         self.connections: dict[str, Connection] = {}
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="mcp", daemon=True)
+        self.loop: asyncio.AbstractEventLoop | None = None  # started by the first start_all()
+        self.thread: threading.Thread | None = None
         self.closed = False
         # The SDK logs a server's garbage on stdout at ERROR; with no handler Python would print it
         # on the screen. What went wrong reaches the user as one line from here instead.
@@ -252,7 +263,11 @@ class McpServers:
 
     def start_all(self, specs: list[ServerSpec]) -> dict[str, list | McpError]:
         """Start the servers at once; for each, its tools or the error that stopped it."""
-        if not self.thread.is_alive():
+        if self.closed:
+            raise RuntimeError("these MCP servers were closed")
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+            self.thread = threading.Thread(target=self.loop.run_forever, name="mcp", daemon=True)
             self.thread.start()
         futures = {spec.name: self.submit(self.start(spec)) for spec in specs}
         outcome = {}
@@ -291,11 +306,13 @@ class McpServers:
         if self.closed:
             return
         self.closed = True
-        if self.thread.is_alive():
+        if self.loop is not None:
             with contextlib.suppress(Exception):
                 self.submit(self.stop_all()).result(timeout=CLOSE_WAIT)
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=CLOSE_WAIT)
+            if not self.thread.is_alive():
+                self.loop.close()
         for connection in self.connections.values():
             kill_left_over(connection.processes)
             with contextlib.suppress(OSError):
@@ -328,9 +345,11 @@ class McpServers:
 
     async def run(self, connection: Connection, ready: asyncio.Future) -> None:
         """The server's whole life: started, listed, kept until close(), then stopped."""
+        from mcp import ClientSession, StdioServerParameters, stdio_client  # see the docstring
+
         spec = connection.spec
-        params = StdioServerParameters(command=spec.command, args=spec.args, env=spec.env or None,
-                                       cwd=spec.cwd)
+        params = StdioServerParameters(command=spec.command, args=spec.args,
+                                       env=server_environment(spec.env), cwd=spec.cwd)
         before = child_pids()
         try:
             with open(connection.stderr, "w", encoding="utf-8") as errlog:
@@ -397,6 +416,8 @@ class McpServers:
 
 async def list_all_tools(session: ClientSession, pages: int = 20) -> list:
     """tools/list, every page (at most `pages`: a server that never stops paging cannot hang)."""
+    from mcp import types as mcp_types
+
     tools, cursor = [], None
     for _ in range(pages):
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
@@ -420,6 +441,14 @@ def start_failure(exc: BaseException) -> str:
     if "Connection closed" in str(exc):
         return NOT_A_SERVER
     return f"failed to start ({what_went_wrong(exc)})"
+
+
+def server_environment(env: dict[str, str]) -> dict[str, str]:
+    """What a server gets on top of the SDK's few safe variables (PATH, HOME, ...; never the API
+    key): its own "env", and the agent's Python first on PATH, so that "command": "python" runs
+    the Python (and the virtual environment) that runs the agent."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {"PATH": path, **env}
 
 
 def fail(ready: asyncio.Future, connection: Connection, why: str) -> None:

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from scripted import ROOT, SCRIPTS
+from scripted import ROOT, SCRIPTS, script_args
 from scripted.endpoints import BY_NAME, unknown_endpoint
 from scripted.replay import MAX_PAUSE, replay_in_folder
 from scripted.server import ScriptedAPI, load_scenario
@@ -66,6 +66,7 @@ def run_demo(
                 str(ROOT / SCRIPTS[version]),
                 "--workdir",
                 str(workdir),
+                *script_args(scenario.get("args", [])),  # v6: --mcp-config, the demo's server
                 scenario["task"],
             ],
             env=env,

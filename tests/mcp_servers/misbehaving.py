@@ -12,11 +12,13 @@ and can send what the SDK's own server would never send (a schema that is not an
     chatter {lines}        `lines` lines on stderr, then an answer
 Listed too, for the client to leave out: a name too long once prefixed, a schema that is not
 valid JSON Schema. With --noisy it writes to stderr as it starts; with --array-schema it lists a
-tool whose schema is an array, which the SDK refuses for the whole list.
+tool whose schema is an array, which the SDK refuses for the whole list; with --stubborn it
+ignores SIGTERM and goes on running when its stdin closes, so that only a kill ends it.
 """
 
 import json
 import os
+import signal
 import sys
 import threading
 
@@ -103,12 +105,16 @@ def answer(message: dict) -> dict | None:
 
 
 def serve() -> None:
+    if "--stubborn" in sys.argv and hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if "--noisy" in sys.argv:
         print("misbehaving: starting, and saying so on stderr", file=sys.stderr, flush=True)
     for line in sys.stdin:
         message = json.loads(line)
         # A call runs in its own thread, so that a hanging one leaves the others answered.
         threading.Thread(target=reply, args=(message,), daemon=True).start()
+    if "--stubborn" in sys.argv:
+        threading.Event().wait()  # stdin closed: the client wants it gone, and it stays
 
 
 LOCK = threading.Lock()
