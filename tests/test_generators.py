@@ -12,11 +12,20 @@ calls whose first, second and last figures all differ.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
 
-from docsgen.changes import card, card_files, diff_counts, tool_names, what_changed
+from docsgen.changes import (
+    Changes,
+    card,
+    card_files,
+    diff_counts,
+    served_tools,
+    tool_names,
+    what_changed,
+)
 from docsgen.charts import GISTDEX
 from docsgen.hood import FIRST_CALLS
 from docsgen.numbers import (
@@ -475,3 +484,25 @@ def test_the_mcp_benchmark_figures_are_written_as_the_v6_chapter_quotes_them():
         "second_call_input": "2,150",
     }
     assert "mcp.full_uncut.cut" not in numbers  # a yes/no, not a figure
+
+
+def recorded(*tool_lists: list[str]) -> list[dict]:
+    """A demo's recording: one request per list, declaring those tools."""
+    return [{"raw": json.dumps({"tools": [{"name": name} for name in names]})}
+            for names in tool_lists]
+
+
+def test_the_card_names_the_tools_a_server_offered_in_the_demo_and_only_those():
+    """v6's new tool is in no file: the demo's MCP server offered it. A tool the script writes
+    is not named twice, and one the older demo already declared is not new."""
+    old = recorded(["bash", "Skill"], ["bash", "Skill"])
+    new = recorded(["bash", "Skill", "todo", "mcp__docs__search_docs"],
+                   ["read_only_bash", "mcp__git__git_log", "mcp__docs__search_docs"])
+    changes = Changes(["todo"], [], [], [], 3, 1)
+    served = served_tools(old, new, changes)
+    assert served == ["mcp__docs__search_docs", "read_only_bash", "mcp__git__git_log"]
+    changes.served = ["mcp__docs__search_docs"]
+    shown = card(changes, "v5", "v6", "en")
+    assert ('<dd data-key="tools"><code>todo</code>, <code>mcp__docs__search_docs</code> (offered '
+            "by the demo's MCP server)</dd>") in shown
+    assert '<dd data-key="tools">なし</dd>' in card(Changes([], [], [], [], 0, 0), "v1", "v2", "ja")
