@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,7 @@ TOP = 5  # the server's best sections, as many as its summary names
 SECTION_START = 300  # characters of a section that count as having read it
 CLAUDE_CODE_CAP = 25_000  # tokens: Claude Code's default MAX_MCP_OUTPUT_TOKENS
 NO_BUDGET = 10**9  # MCP_RESULT_BUDGET that never cuts
+WIDTH = 100  # characters of a printed line
 START_TIMEOUT = 300  # seconds for the server to start: the docs build runs demos beside it
 WAYS = {  # key: (what the table calls it, the modes of the calls in order, v6's budget or none)
     "full_uncut": ("full, no client budget", ["full"], False),
@@ -147,21 +149,23 @@ def table(figures: dict) -> str:
     ways = figures["ways"]
     before = ways["full_uncut"]
     lines = [
-        f"query {figures['query']!r} to mcp_servers/docs_search.py through v6_mcp.py "
-        f"(MCP_RESULT_BUDGET={figures['budget']:,} characters); tokens are the scripted "
-        "server's",
+        f"query {figures['query']!r} to mcp_servers/docs_search.py through v6_mcp.py",
+        f"(MCP_RESULT_BUDGET={figures['budget']:,} characters; the cap: Claude Code's "
+        f"{figures['cap']:,} tokens;", "tokens are the scripted server's, four characters of JSON "
+        "a token)",
         "",
-        f"{'way':<28}{'calls':>6}{'results, tokens':>17}{'of full':>9}{'of the cap':>12}"
+        f"{'way':<28}{'calls':>6}{'results, tokens':>16}{'of full':>8}{'of cap':>7}"
         f"{'input, all calls':>18}{'best ' + str(figures['top']) + ' read':>12}",
     ]
     for way, found in ways.items():
         lines.append(
-            f"{WAYS[way][0]:<28}{found['calls']:>6}{found['result_tokens']:>17,}"
-            f"{found['result_tokens'] / before['result_tokens']:>9.3f}"
-            f"{found['result_tokens'] / figures['cap']:>12.3f}{found['input']:>18,}"
+            f"{WAYS[way][0]:<28}{found['calls']:>6}{found['result_tokens']:>16,}"
+            f"{found['result_tokens'] / before['result_tokens']:>8.3f}"
+            f"{found['result_tokens'] / figures['cap']:>7.2f}{found['input']:>18,}"
             f"{found['sections_read']:>12}"
         )
-    lines += ["", *findings(figures)]
+    lines += [""] + [textwrap.fill(line, WIDTH, subsequent_indent="  ")
+                     for line in findings(figures)]
     return "\n".join(lines)
 
 
