@@ -22,7 +22,14 @@ import pytest
 
 from mcp_servers.docs_search import answer as docs_answer
 from plumbing.mcp import McpServers, ServerSpec
-from tests.agents import ROOT, SCRIPTS, git_repository_with_one_commit, results_sent, versions_from
+from tests.agents import (
+    ROOT,
+    SCRIPTS,
+    git_repository_with_one_commit,
+    results_sent,
+    run_in_process,
+    versions_from,
+)
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v6"))
 FIXTURES = Path(__file__).parent / "mcp_servers"
@@ -421,4 +428,20 @@ def test_no_server_outlives_a_one_shot_run_stopped_by_ctrl_c(version, scripted_a
     rest = process.communicate(timeout=30)[0]
     assert process.returncode == 130, "".join(seen) + rest
     assert "interrupted" in rest
+    assert not alive_with(marker)
+
+
+def test_no_server_outlives_main_even_without_leave(version, scripted_api, tmp_path):
+    """main() itself stops the servers, before the exit that would end them anyway: a test or a
+    program that runs main() in its own process is left with no server either."""
+    marker = uuid.uuid4().hex
+    config = write_config(tmp_path, {"mis": [str(MISBEHAVING), marker]},
+                          "servers.json")
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "mcp__mis__echo",
+                                                  "input": {"text": "hello"}}]},
+                                 {"text": "done"}]})
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "--mcp-config",
+                          str(config), "say hello")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "> mcp__mis__echo" in done.stdout
     assert not alive_with(marker)
