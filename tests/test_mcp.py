@@ -445,3 +445,29 @@ def test_no_server_outlives_main_even_without_leave(version, scripted_api, tmp_p
     assert done.returncode == 0, done.stdout + done.stderr
     assert "> mcp__mis__echo" in done.stdout
     assert not alive_with(marker)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+@pytest.mark.parametrize(("answer", "then"), [
+    ("y", "[mcp server 'mis': echo, hang, die"),
+    ("", ".mcp.json not used; --trust-project-mcp uses it without asking]"),
+])
+def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
+    version, scripted_api, tmp_path, answer, then
+):
+    pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
+    write_config(tmp_path, {"mis": [str(MISBEHAVING)]})
+    env = {**os.environ, "TERM": "xterm", "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1",
+           "HOME": str(tmp_path), "AGENT_HISTORY": str(tmp_path / "history")}
+    child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir",
+                                           str(tmp_path)],
+                          env=env, encoding="utf-8", timeout=30, dimensions=(24, 200))
+    child.expect_exact(f"mis: {sys.executable} {MISBEHAVING}")  # what it would run, first
+    child.expect_exact("Trust this file and start them? [y/N] ")
+    child.sendline(answer)
+    child.expect_exact(then)
+    child.expect_exact("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
