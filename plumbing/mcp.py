@@ -184,8 +184,8 @@ def as_blocks(item) -> list[dict]:
                      "was left out: only text reaches the model")]
     if item.type == "resource_link":
         return [{"type": "text", "text": f"[resource link: {item.uri} ({item.name})]"}]
-    return [note(f"a {cut_short(str(item.type), 40)} part was left out: the API takes text and "
-                 "images only")]
+    return [note(f"a part of type {cut_short(str(item.type), 40)} was left out: the API takes "
+                 "text and images only")]
 
 
 def image_block(data: str, media_type: str) -> dict:

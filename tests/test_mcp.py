@@ -9,6 +9,7 @@ once per module and lent to each test's fresh agent (`agent.SERVERS`); a fixture
 so each test starts its own through the agent's own start-up path.
 """
 
+import base64
 import json
 import os
 import signal
@@ -21,7 +22,8 @@ import psutil
 import pytest
 
 from mcp_servers.docs_search import answer as docs_answer
-from plumbing.mcp import McpServers, ServerSpec
+from mcp_servers.docs_search import answer_sizes
+from plumbing.mcp import McpServers, ServerSpec, result_content
 from tests.agents import (
     ROOT,
     SCRIPTS,
@@ -405,6 +407,7 @@ def test_entries_that_cannot_be_used_are_named_and_the_rest_start(v6, tmp_path, 
 
 
 # -- no server outlives the agent --
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT, as a POSIX terminal does")
 def test_no_server_outlives_a_one_shot_run_stopped_by_ctrl_c(version, scripted_api, tmp_path):
     """The script as a user runs it: Ctrl-C while a call hangs, on a server that ignores SIGTERM
     and its closed stdin; it is gone when the agent is."""
@@ -471,3 +474,68 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+# -- the pieces, once: what each kind of content becomes, and the shipped server's figures --
+def content_of(*parts: dict, structured=None, budget: int = 1000) -> list[dict]:
+    """What result_content() makes of a CallToolResult with these parts, as the SDK parses it."""
+    from mcp import types as mcp_types
+
+    result = mcp_types.CallToolResult.model_validate(
+        {"content": list(parts), "structuredContent": structured, "isError": False})
+    return result_content(result, budget, "MCP_RESULT_BUDGET", "(how to ask for less)")[0]
+
+
+PNG_DATA = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAAAAgABSK+kcQAAAABJ"
+            "RU5ErkJggg==")
+
+
+@pytest.mark.parametrize(("part", "becomes"), [
+    ({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+     "[a part of type audio was left out: the API takes text and images only]"),
+    ({"type": "resource", "resource": {"uri": "file:///a.bin", "mimeType": "application/zip",
+                                       "blob": "AAAA"}},
+     "[a binary resource (file:///a.bin, application/zip) was left out: only text reaches the "
+     "model]"),
+    ({"type": "image", "data": "not base64!", "mimeType": "image/png"},
+     "[an image was left out: its data is not valid base64]"),
+    ({"type": "image", "data": base64.b64encode(bytes(5 * 1024 * 1024 + 1)).decode(),
+      "mimeType": "image/png"},
+     "[an image of 5,242,881 bytes was left out: the API takes at most 5,242,880]"),
+    ({"type": "resource_link", "uri": "file:///b.txt", "name": "b"},
+     "[resource link: file:///b.txt (b)]"),
+])
+def test_what_the_api_cannot_take_becomes_a_note(version, part, becomes):
+    assert content_of(part) == [{"type": "text", "text": becomes}]
+
+
+def test_an_image_the_api_takes_goes_as_it_came(version):
+    image = {"type": "image", "data": PNG_DATA, "mimeType": "image/png"}
+    assert content_of(image) == [{"type": "image", "source": {
+        "type": "base64", "media_type": "image/png", "data": PNG_DATA}}]
+
+
+def test_an_empty_result_is_said_and_structured_content_alone_is_sent_as_json(version):
+    assert content_of() == [{"type": "text", "text": "(the tool returned nothing)"}]
+    assert content_of({"type": "text", "text": ""}) == [
+        {"type": "text", "text": "(the tool returned nothing)"}]  # the API refuses empty text
+    assert content_of(structured={"hours": 3}) == [{"type": "text", "text": '{"hours": 3}'}]
+
+
+def test_the_budget_counts_every_text_part_and_keeps_the_images(version):
+    image = {"type": "image", "data": PNG_DATA, "mimeType": "image/png"}
+    cut = content_of({"type": "text", "text": "a" * 6}, image, {"type": "text", "text": "b" * 6},
+                     {"type": "text", "text": "c" * 6}, budget=10)
+    assert [block.get("text", "image") for block in cut] == [
+        "aaaaaa", "image", "bbbb", "[... 8 of 18 characters of this result were cut here to fit "
+        "MCP_RESULT_BUDGET=10: (how to ask for less)]"]
+
+
+def test_the_shipped_server_s_modes_grow_and_its_figures_are_measured(version):
+    sizes = answer_sizes("context budget")
+    assert sizes == {mode: len(docs_answer("context budget", mode))
+                     for mode in ("summary", "detailed", "full")}
+    assert sizes["summary"] < 2_000 < sizes["detailed"] < 30_000 < sizes["full"]
+    assert docs_answer("context budget") == docs_answer("context budget", "summary")
+    assert docs_answer("no-such-word-anywhere") == (
+        "No section of the docs (both) matches 'no-such-word-anywhere'. Try fewer or other words.")
