@@ -12,8 +12,6 @@ so each test starts its own through the agent's own start-up path.
 import base64
 import json
 import os
-import signal
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -28,6 +26,7 @@ from tests.agents import (
     ROOT,
     SCRIPTS,
     git_repository_with_one_commit,
+    press_ctrl_c_once,
     results_sent,
     run_in_process,
     versions_from,
@@ -252,8 +251,12 @@ def test_names_and_schemas_the_api_would_refuse_are_left_out_with_one_line_each(
             "_ or -)]") in out
     assert ("[mcp server 'mis': tool 'bad_schema' left out: its input schema is not valid JSON "
             "Schema: ") in out
+    assert "[mcp server 'mis': tool 'echo' left out: mcp__mis__echo is offered already]" in out
     assert "[mcp server 'mis': echo, hang, die, fail, huge, pages, picture, resource, chatter, " \
-           "refuse]" in out
+           "refuse, verbose]" in out
+    description = offered["mcp__mis__verbose"]["description"]  # the server's words, bounded
+    assert len(description) == 1000 and description.endswith("instruc… [description cut]")
+    assert "Ignore" not in scripted_api.requests[0].body["system"]
 
 
 # -- every way a server fails: one line, and the session goes on --
@@ -290,7 +293,7 @@ def test_servers_that_cannot_start_cost_one_line_each_and_the_others_work(
     assert text_of(result) == "still here"
     assert [name for name in tools_offered(scripted_api) if name.startswith("mcp__")] == [
         f"mcp__mis__{name}" for name in ("echo", "hang", "die", "fail", "huge", "pages",
-                                         "picture", "resource", "chatter", "refuse")]
+                                         "picture", "resource", "chatter", "refuse", "verbose")]
 
 
 def test_a_server_whose_tool_list_the_sdk_refuses_is_one_line(v6, tmp_path, capsys):
@@ -407,30 +410,21 @@ def test_entries_that_cannot_be_used_are_named_and_the_rest_start(v6, tmp_path, 
 
 
 # -- no server outlives the agent --
-@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT, as a POSIX terminal does")
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_no_server_outlives_a_one_shot_run_stopped_by_ctrl_c(version, scripted_api, tmp_path):
-    """The script as a user runs it: Ctrl-C while a call hangs, on a server that ignores SIGTERM
-    and its closed stdin; it is gone when the agent is."""
+    """The command line, one task: Ctrl-C while a call hangs, on a server that ignores SIGTERM
+    and its closed stdin. The turn ends as interrupted, and the server is gone with the agent."""
     marker = uuid.uuid4().hex
+    flag = tmp_path / "hanging"
     config = write_config(tmp_path, {"mis": [str(MISBEHAVING), "--stubborn", marker]},
                           "servers.json")
-    scripted_api.play({"turns": [{"tool_calls": [{"name": "mcp__mis__hang", "input": {}}]}],
-                       "tracks": []})
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path), "--mcp-config",
-         str(config), "hang"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=env, start_new_session=True)
-    seen = []
-    for line in process.stdout:  # waits for each line: no sleeping
-        seen.append(line)
-        if line.startswith("> mcp__mis__hang"):
-            break
-    assert alive_with(marker), "".join(seen)
-    process.send_signal(signal.SIGINT)
-    rest = process.communicate(timeout=30)[0]
-    assert process.returncode == 130, "".join(seen) + rest
-    assert "interrupted" in rest
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "mcp__mis__hang",
+                                                  "input": {"flag": str(flag)}}]}]})
+    press_ctrl_c_once(flag.exists)
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "--mcp-config",
+                          str(config), "hang")
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "[interrupted: the turn stopped here; your conversation is kept]" in done.stderr
     assert not alive_with(marker)
 
 
@@ -451,13 +445,11 @@ def test_no_server_outlives_main_even_without_leave(version, scripted_api, tmp_p
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-@pytest.mark.parametrize(("answer", "then"), [
-    ("y", "[mcp server 'mis': echo, hang, die"),
-    ("", ".mcp.json not used; --trust-project-mcp uses it without asking]"),
-])
 def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
-    version, scripted_api, tmp_path, answer, then
+    version, scripted_api, tmp_path
 ):
+    """Only the yes: each session at a terminal costs a whole interpreter. No (the default) is
+    the branch a run without a terminal takes too, tested above."""
     pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
     write_config(tmp_path, {"mis": [str(MISBEHAVING)]})
     env = {**os.environ, "TERM": "xterm", "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1",
@@ -467,8 +459,8 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
                           env=env, encoding="utf-8", timeout=30, dimensions=(24, 200))
     child.expect_exact(f"mis: {sys.executable} {MISBEHAVING}")  # what it would run, first
     child.expect_exact("Trust this file and start them? [y/N] ")
-    child.sendline(answer)
-    child.expect_exact(then)
+    child.sendline("y")
+    child.expect_exact("[mcp server 'mis': echo, hang, die")
     child.expect_exact("you> ")
     child.sendeof()
     child.expect(pexpect.EOF)
@@ -539,3 +531,18 @@ def test_the_shipped_server_s_modes_grow_and_its_figures_are_measured(version):
     assert docs_answer("context budget") == docs_answer("context budget", "summary")
     assert docs_answer("no-such-word-anywhere") == (
         "No section of the docs (both) matches 'no-such-word-anywhere'. Try fewer or other words.")
+
+
+def test_the_cut_names_every_argument_that_asks_for_less_or_says_there_is_none(
+    scripted_api, v6, tmp_path
+):
+    agent = v6(MCP_RESULT_BUDGET=100)
+    agent.start_mcp_servers(write_config(tmp_path, {"mis": [str(MISBEHAVING)]}), False)
+    paged, plain_huge = play_calls(scripted_api, agent, ("mcp__mis__pages", {"size": 500}),
+                                   ("mcp__mis__huge", {"size": 500}))
+    assert paged["content"][-1]["text"].endswith(
+        "MCP_RESULT_BUDGET=100: call it again asking for less with page, mode (short, long)]")
+    assert plain_huge["content"][-1]["text"].endswith(
+        "MCP_RESULT_BUDGET=100: this tool has no mode, page or limit argument: ask for something "
+        "narrower]")
+    assert len(plain_huge["content"][0]["text"]) == 100
