@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripted.loading import load_agent  # noqa: E402
 from scripted.models import MODELS  # noqa: E402
 from scripted.server import ScriptedAPI  # noqa: E402
-from tests.agents import load_agent  # noqa: E402
 
 ROUNDS = 20  # model calls in the session
 TASK = "Read the twenty notes and tell me which one mentions the deadline."

@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripted.loading import load_agent  # noqa: E402
 from scripted.server import ScriptedAPI  # noqa: E402
-from tests.agents import load_agent  # noqa: E402
 
 TURNS = 6  # user turns: five that read notes, then the question about the first two
 FILES_PER_TURN = 6  # notes read in each of the first five turns, one model call each

@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripted.loading import VERSIONS, load_agent  # noqa: E402
 from scripted.server import ScriptedAPI  # noqa: E402
-from tests.agents import VERSIONS, load_agent  # noqa: E402
 
 FILES = 20
 QUESTION = "Which module under src/ defines load_settings? Read them all."

@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripted.loading import load_agent  # noqa: E402
 from scripted.server import ScriptedAPI  # noqa: E402
-from tests.agents import load_agent  # noqa: E402
 
 def scenario(rounds: int) -> dict:
     return {

@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripted.loading import load_agent  # noqa: E402
 from scripted.server import ScriptedAPI  # noqa: E402
-from tests.agents import load_agent  # noqa: E402
 
 LATENCY = 0.5  # seconds the scripted server takes for each of a subagent's model calls
 TARGET_RATIO = 1.3  # four in parallel against one; one after the other would be about 4

@@ -6,7 +6,9 @@
     2. mkdocs build --strict -f mkdocs.yml       -> site/     (English)
     3. mkdocs build --strict -f mkdocs.ja.yml    -> site/ja/  (Japanese)
 
-English goes first because building site/ empties it, site/ja/ included.
+English goes first because building site/ empties it, site/ja/ included. Two builds of the same
+commit give the same files: the dates mkdocs writes (sitemap.xml, and the time inside
+sitemap.xml.gz) are the commit's, through SOURCE_DATE_EPOCH, not the day of the build.
 --site-dir builds into another folder (DIR and DIR/ja), as the tests do. --offline skips step 0:
 without mermaid in .vendor/ the pages then load it from a CDN, as Material does by default.
 Steps 2 and 3 run in this process, which saves starting Python twice.
@@ -18,6 +20,7 @@ after editing a script, run it again to regenerate what the pages include.
 import argparse
 import logging
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,11 +37,23 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ["mkdocs.yml", "mkdocs.ja.yml"]
 
 
+def commit_time() -> str | None:
+    """The time of the checked-out commit, in seconds since the epoch; None outside git."""
+    try:
+        done = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=30)
+    except OSError:  # no git
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
 def build_site(site_dir: Path | None = None, offline: bool = False) -> None:
     if not offline:
         fetch_mermaid()
     write_all()
     os.environ[BUILT_BY_DOCSGEN] = "1"  # docsgen/hooks.py refuses a plain `mkdocs build`
+    if "SOURCE_DATE_EPOCH" not in os.environ and (committed := commit_time()):
+        os.environ["SOURCE_DATE_EPOCH"] = committed  # the reproducible-builds.org convention
     for name in CONFIGS:
         config = load_config(str(ROOT / name), strict=True)
         if site_dir is not None:  # the same layout, moved: site/ja/ becomes DIR/ja/

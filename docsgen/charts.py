@@ -17,9 +17,10 @@ from pathlib import Path
 
 # The gistdex case (docs_*/context-budget.md), from the gistdex authors' notes on their
 # gistdex_agent_query tool: what one query returned, Claude Code's limit on one MCP tool response,
-# how many results the query had, and the ceilings they set for the two smaller modes (`full`
-# returns everything, as before). The pages' prose says the same numbers; tests/test_hood.py
-# checks that it does.
+# how many results the query had (k=3, one iteration: the one measurement the note gives, of the
+# tool as it was), and the ceilings they set for the two smaller modes (no mode was measured;
+# `full` is planned to return what the tool returned). The pages' prose says the same numbers;
+# tests/test_hood.py checks that it does.
 GISTDEX = {
     "response_tokens": 48_727,
     "limit_tokens": 25_000,
@@ -49,12 +50,14 @@ LABELS = {
         "sub_call": "subagent, call {}",
         "gistdex_title": "gistdex_agent_query: one response against the limit, and the three modes",
         "gistdex_desc": (
-            "One query with {results} results returned {response_tokens:,} tokens; Claude Code "
-            "accepts at most {limit_tokens:,} from one tool response. The targets the authors' "
-            "note recommends: summary (the default) at most {summary_tokens:,}, detailed at most "
-            "{detailed_tokens:,}, full everything, as before."
+            "The one response the authors' note measured: the tool as it was, one query with "
+            "{results} results, returned {response_tokens:,} tokens; Claude Code accepts at most "
+            "{limit_tokens:,} from one MCP tool. The targets the note sets for the two smaller "
+            "modes: summary (the default) at most {summary_tokens:,}, detailed at most "
+            "{detailed_tokens:,}. No mode was measured; full is planned to return what the tool "
+            "returned."
         ),
-        "full": "full: everything, as before",
+        "full": "the tool as it was, {results} results (measured)",
         "detailed": "detailed",
         "summary": "summary (the default)",
         "limit": "Claude Code's limit, {:,}",
@@ -76,12 +79,14 @@ LABELS = {
         "sub_call": "サブエージェント、{} 回目",
         "gistdex_title": "gistdex_agent_query: 1 回の応答と上限、そして 3 つのモード",
         "gistdex_desc": (
-            "検索結果 {results} 件の 1 回の検索が {response_tokens:,} トークンを返しました。"
-            "Claude Code が 1 回のツール応答から受け取るのは最大 {limit_tokens:,} トークンです。"
-            "作者のメモが勧める目標は、summary（既定）が最大 {summary_tokens:,} トークン、"
-            "detailed が最大 {detailed_tokens:,} トークン、full はこれまでどおりすべてです。"
+            "作者のメモが測った唯一の応答です。当時のツールで、検索結果 {results} 件の "
+            "1 回の検索が {response_tokens:,} トークンを返しました。Claude Code が MCP ツール "
+            "1 つから受け取るのは最大 {limit_tokens:,} トークンです。小さい 2 つのモードに"
+            "メモが定めた目標は、summary（既定）が最大 {summary_tokens:,} トークン、detailed が"
+            "最大 {detailed_tokens:,} トークンです。どのモードも測られていません。full は、"
+            "当時のツールと同じものを返す計画です。"
         ),
-        "full": "full: これまでどおりすべて",
+        "full": "当時のツール、結果 {results} 件（測定値）",
         "detailed": "detailed",
         "summary": "summary（既定）",
         "limit": "Claude Code の上限 {:,}",
@@ -264,7 +269,7 @@ def gistdex_chart(language: str) -> str:
     labels = LABELS[language]
     rows: list[Bar | Group] = [
         Bar(
-            labels["full"],
+            labels["full"].format(**GISTDEX),
             GISTDEX["response_tokens"],
             labels["tokens"].format(GISTDEX["response_tokens"]),
             "over",

@@ -38,8 +38,8 @@ from pathlib import Path
 from docsgen.changes import card_files, what_changed
 from docsgen.charts import chart_files
 from docsgen.endpoints import endpoint_files, endpoint_numbers
-from docsgen.hood import hide_folder, hood_files, load_recording
-from docsgen.numbers import benchmark_figures, page_numbers
+from docsgen.hood import MAIN_TRACK, hide_folder, hood_files, load_recording
+from docsgen.numbers import benchmark_figures, page_numbers, unknown_skill_error
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS, run_demo
@@ -136,7 +136,9 @@ def demo_transcript(version: str, record: Path | None = None) -> str:
     call_order = []
     if record:
         hide_folder(record, str(Path(workdir).resolve()))
-        call_order = task_call_order(json.loads(record.read_text(encoding="utf-8")))
+        recording = in_model_order(json.loads(record.read_text(encoding="utf-8")))
+        record.write_text(json.dumps(recording, ensure_ascii=False), encoding="utf-8")
+        call_order = task_call_order(recording)
     return f"$ python -m scripted.demo {version}\n{steady(output, call_order)}"
 
 
@@ -150,6 +152,34 @@ def task_call_order(recording: list[dict]) -> list[str]:
             if block.get("type") == "tool_use" and block.get("name") == "Task":
                 descriptions.append(str(block["input"].get("description", "")))
     return descriptions
+
+
+def in_model_order(recording: list[dict]) -> list[dict]:
+    """The exchanges in an order no thread decides: the main agent's as it sent them, and
+    between two of them the subagents' requests, which arrive interleaved as their threads run,
+    grouped by subagent in the order the model made their Task calls (each subagent's own in the
+    order it sent them). A subagent is known by its first message, the prompt of its Task call."""
+    prompts = []
+    for exchange in recording:
+        body = exchange["reply"].get("body") or {}
+        for block in body.get("content", []):
+            if block.get("type") == "tool_use" and block.get("name") == "Task":
+                prompts.append(str(block["input"].get("prompt", "")))
+
+    def made_at(exchange: dict) -> int:
+        first = json.loads(exchange["raw"])["messages"][0]["content"]
+        text = first if isinstance(first, str) else "".join(
+            block.get("text", "") for block in first if isinstance(block, dict))
+        return prompts.index(text) if text in prompts else len(prompts)
+
+    ordered, run = [], []
+    for exchange in recording:
+        if exchange["track"] != MAIN_TRACK:
+            run.append(exchange)
+            continue
+        ordered += sorted(run, key=made_at) + [exchange]  # sorted() keeps each one's own order
+        run = []
+    return ordered + sorted(run, key=made_at)
 
 
 # A subagent's status line ends with its tool count and time: `done (2 tools, 0.4 s)`.
@@ -258,6 +288,8 @@ def expected_files() -> dict[Path, str]:
             for name, first in section_first_lines(ROOT / script).items():
                 numbers[f"lines.{Path(script).stem}/{name}"] = str(first)
     numbers.update(endpoint_numbers())
+    if "v4" in recordings:
+        numbers["v4.unknown_skill_error"] = unknown_skill_error(recordings["v4"])
     files[NUMBERS] = json.dumps(numbers, indent=2) + "\n"
     made.update(chart_files(figures["hygiene"]))
     made.update(endpoint_files())

@@ -8,7 +8,9 @@
 - Each language switch target gets an absolute `url` (for the <head> links, overrides/main.html).
 - mermaid is served from the site (see docsgen/vendor.py), when it has been fetched.
 - Japanese search splits the katakana compounds the pages use into their words (docsgen/search.py).
-- `{{ name }}` on a page becomes the number docsgen made for it (docsgen/numbers.py).
+- `{{ name }}` on a page becomes the number docsgen made for it (docsgen/numbers.py); a sentence
+  about such a number carries its claim, checked here, and a chapter's table of the plumbing is
+  checked against its script's import block (docsgen/claims.py).
 - A code block that shows a section of a script numbers its lines as the file does.
 """
 
@@ -24,10 +26,11 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
+from docsgen.claims import CLAIM, FalseClaim, check_claims, check_plumbing_table
 from docsgen.numbers import fill_in
 from docsgen.search import japanese_separator
 from docsgen.vendor import MERMAID_JS
-from scripted import ROOT
+from scripted import ROOT, SCRIPTS
 
 BUILT_BY_DOCSGEN = "BUILT_BY_DOCSGEN"
 # ```python title="v1_basic.py"  followed by  --8<-- "sections/v1_basic/loop.py"
@@ -65,8 +68,15 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    script = SCRIPTS.get(Path(page.file.src_uri).stem)  # v1.md: v1_basic.py's chapter
+    if script and (ROOT / script).exists():
+        source = (ROOT / script).read_text(encoding="utf-8")
+        try:
+            check_plumbing_table(markdown, script, source, page.file.src_uri)
+        except FalseClaim as error:
+            raise PluginError(error.args[0]) from None
     numbers_file = ROOT / ".generated" / "numbers.json"
-    if "{{ " not in markdown and "sections/" not in markdown:
+    if "{{ " not in markdown and "sections/" not in markdown and not CLAIM.search(markdown):
         return markdown
     if not numbers_file.exists():
         raise PluginError("the pages quote numbers that `python -m docsgen` makes: run it first")
@@ -75,6 +85,7 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         lambda block: f'{block[1]} linenums="{numbers[f"lines.{block[3]}"]}"{block[2]}', markdown
     )
     try:
+        markdown = check_claims(markdown, numbers, page.file.src_uri)
         return fill_in(markdown, numbers, page.file.src_uri)
-    except KeyError as error:
+    except (KeyError, FalseClaim) as error:
         raise PluginError(error.args[0]) from None

@@ -20,6 +20,9 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     "Under the hood", split                   {{ hood.first_calls }}: the calls a chapter shows
                                               early (docsgen/hood.py's FIRST_CALLS)
     the gistdex case (Context budget)         docsgen/charts.py's GISTDEX, which its chart draws
+    what v4 answers a made-up skill name      {{ v4.unknown_skill_error }}: the tool error of
+                                              plumbing/checks.py, for the Skill tool the v4
+                                              demo sent (its enum: every skill of the demo)
     the diff between two versions             {{ v2.changed_lines }}: the lines of v1 that v2
                                               removes or changes, as tests/test_diff_budget.py
                                               counts them; {{ diff.budget }} is its limit
@@ -37,8 +40,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from anthropic.types import ToolUseBlock
+
 from docsgen.charts import GISTDEX
 from docsgen.hood import FIRST_CALLS
+from plumbing.checks import ToolError, check_tool_call
 from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
 
@@ -309,6 +315,8 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
         tool_calls = [line for line in transcript.splitlines() if TOOL_CALL.match(line)]
         numbers[f"{version}.demo_calls"] = str(len(main_agent_input(transcript)))
         numbers[f"{version}.demo_tool_calls"] = str(len(tool_calls))
+        numbers[f"{version}.demo_task_calls"] = str(
+            len([line for line in tool_calls if line.startswith("> Task ")]))
     if "v5" in transcripts:
         numbers.update(compaction_demo_numbers(transcripts["v5"]))
     if "v4" in transcripts:
@@ -317,11 +325,28 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
         first, second = main_agent_input(transcripts["v3"])[:2]
         numbers["v3.demo_input_first"] = f"{first:,}"
         numbers["v3.demo_input_second"] = f"{second:,}"
-    if "v1" in transcripts:  # the first call is below the model's minimum: nothing cached
+    if "v1" in transcripts:  # what the first calls send and write: is the first cached?
         numbers["v1.demo_first_input"] = f"{main_agent_input(transcripts['v1'])[0]:,}"
+        numbers["v1.demo_first_write"] = f"{cache_writes(transcripts['v1'])[0]:,}"
         numbers["v1.demo_second_write"] = f"{cache_writes(transcripts['v1'])[1]:,}"
         numbers["v1.demo_last_read"] = CACHE_READ.findall(transcripts["v1"])[-1]
     return numbers
+
+
+MADE_UP_SKILL = "deploy-to-prod"  # the name v4's chapter shows the model making up
+
+
+def unknown_skill_error(recording: list[dict]) -> str:
+    """What v4 answers a Skill call with a name no skill has, checked against the Skill tool as
+    the demo's first request sent it (so the enum names the demo's skills, all of them)."""
+    tools = json.loads(recording[0]["raw"])["tools"]
+    call = ToolUseBlock(id="toolu_made_up", name="Skill", input={"name": MADE_UP_SKILL},
+                        type="tool_use")
+    try:
+        check_tool_call(call, tools)
+    except ToolError as error:
+        return str(error)
+    raise ValueError(f"the Skill tool took the made-up name {MADE_UP_SKILL!r}")
 
 
 def fill_in(markdown: str, numbers: dict[str, str], page: str) -> str:

@@ -658,7 +658,7 @@ class ScriptedAPI:
         self.default_endpoint = endpoint  # a scenario's `endpoint` key plays another
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
-        self._ids = 0
+        self._ids: dict[str, int] = {}  # by prefix and track: see _next_id()
         self.play({"turns": []})
 
     def start(self) -> str:
@@ -912,7 +912,7 @@ class ScriptedAPI:
                 self.problems.append(f"{label}: {self.endpoint.name} sends no error events")
             return Reply(
                 200,
-                self._message(turn, body, model),
+                self._message(turn, body, model, self._track_tag(record.track)),
                 stream=True,
                 latency=turn.get("latency", 0),
                 error_event=error_body(turn["error"]["status"], turn["error"].get("message", "")),
@@ -926,7 +926,7 @@ class ScriptedAPI:
         ]
         return Reply(
             200,
-            self._message(turn, body, model),
+            self._message(turn, body, model, self._track_tag(record.track)),
             stream,
             turn.get("latency", 0),
             hold=turn.get("hold", False),
@@ -945,12 +945,12 @@ class ScriptedAPI:
                 return match, turns
         return "default", self._tracks[0][1]
 
-    def _message(self, turn: dict, body: dict, model: Model) -> dict:
+    def _message(self, turn: dict, body: dict, model: Model, track: str = "") -> dict:
         content = self._thinking_and_text(turn, body, model)
         content += [
             {
                 "type": "tool_use",
-                "id": self._next_id(f"{self.endpoint.tool_id_prefix or 'toolu_'}01scripted"),
+                "id": self._next_id(f"{self.endpoint.tool_id_prefix or 'toolu_'}01scripted", track),
                 "name": call["name"],
                 "input": call.get("input", {}),
             }
@@ -969,7 +969,7 @@ class ScriptedAPI:
         if self.endpoint.usage is not None:
             usage = {name: usage[name] for name in self.endpoint.usage}
         return {
-            "id": self._next_id("msg_01scripted"),
+            "id": self._next_id("msg_01scripted", track),
             "type": "message",
             "role": "assistant",
             "model": body["model"],
@@ -999,9 +999,20 @@ class ScriptedAPI:
                 content.append({"type": "text", "text": turn["text"]})
         return content
 
-    def _next_id(self, prefix: str) -> str:
-        self._ids += 1
-        return f"{prefix}{self._ids:04d}"
+    def _next_id(self, prefix: str, track: str = "") -> str:
+        """A new id. Each track of the scenario counts its own (`track` is its tag, "" for the
+        main one), so parallel subagents get the same ids whichever order their threads run in,
+        and two builds of the pages show the same ones. The counts go on across play(): a
+        conversation that spans two scenarios never gets an id twice."""
+        key = f"{prefix}{track}"
+        self._ids[key] = self._ids.get(key, 0) + 1
+        return f"{key}{self._ids[key]:04d}"
+
+    def _track_tag(self, track: str) -> str:
+        """What a track's ids carry: nothing for the main one, t2, t3... for the others, by their
+        place in the scenario."""
+        matches = [match for match, _ in self._tracks]
+        return "" if track == "default" else f"t{matches.index(track) + 1}"
 
 
 def thinking_block(thinking: str, display: str, model: str) -> dict:

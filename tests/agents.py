@@ -1,13 +1,9 @@
-"""Loading the version scripts for tests: each test gets a fresh module, pointed at the scripted
-server.
-
-The scripts are meant to be run, not imported, so there is no package to import them from. Loading
-one from its path runs its top level again, which re-reads the environment (limits such as
-BASH_TIMEOUT) and makes a new `anthropic.Anthropic()` client aimed at ANTHROPIC_BASE_URL.
+"""What the tests share to drive the version scripts: each test gets a fresh module, pointed at
+the scripted server (scripted/loading.py loads it; the benchmarks use that module alone, since
+this one needs pytest), and runs it in-process or as a program.
 """
 
 import contextlib
-import importlib.util
 import io
 import os
 import signal
@@ -17,47 +13,18 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from types import CodeType, ModuleType
 
 import pytest
 
 from scripted import ROOT, SCRIPTS
+from scripted.loading import VERSIONS, load_agent, load_script  # noqa: F401 (for the tests)
 
-VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists()]
 # The smallest real tool, for requests that tests send the scripted server by hand.
 BASH_TOOL = {
     "name": "bash",
     "description": "Run a shell command.",
     "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
 }
-
-
-def load_agent(version: str) -> ModuleType:
-    return load_script(ROOT / SCRIPTS[version], f"agent_{version}")
-
-
-def load_script(path: Path, name: str = "") -> ModuleType:
-    """A fresh module from any script file: a version script, or a workshop solution built on
-    one. Its top level runs again each time; only the compiling is done once per file content."""
-    spec = importlib.util.spec_from_file_location(name or f"agent_{Path(path).stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    exec(compiled(Path(path)), module.__dict__)
-    return module
-
-
-COMPILED: dict[tuple[str, bytes], CodeType] = {}
-
-
-def compiled(path: Path) -> CodeType:
-    """The script's code object, compiled from its current text. Python caches compiled files
-    on disk, but not for a module loaded from a path under a new name, nor at all where
-    PYTHONDONTWRITEBYTECODE is set: then every load compiled the script again (about 15 ms, a
-    thousand loads in a run)."""
-    source = path.read_bytes()
-    key = (str(path), source)
-    if key not in COMPILED:
-        COMPILED[key] = compile(source, str(path), "exec", dont_inherit=True)
-    return COMPILED[key]
 
 
 def once(version: str = "v1"):

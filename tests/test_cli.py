@@ -107,6 +107,10 @@ def test_help_names_the_model_and_max_tokens_in_effect_from_the_code(version):
     script = ROOT / SCRIPTS[version]
     model, max_tokens = setting_default(script, "MODEL_ID"), setting_default(script, "MAX_TOKENS")
     assert f"MODEL_ID={model}, MAX_TOKENS={max_tokens}" in done.stdout
+    # last the settings in effect, just after the keys (as the v1 chapter says)
+    paragraphs = done.stdout.strip().split("\n\n")
+    assert paragraphs[-1].startswith("In effect: MODEL_ID=")
+    assert paragraphs[-2].startswith("At the prompt: arrow keys")
 
 
 @pytest.mark.parametrize(

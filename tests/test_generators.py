@@ -264,6 +264,7 @@ def test_the_benchmark_figures_and_the_demos_are_written_as_the_pages_quote_them
     demos = {name: value for name, value in built_numbers.items() if ".demo_" in name}
     assert demos == {
         "v1.demo_calls": "3", "v1.demo_tool_calls": "2", "v1.demo_first_input": "521",
+        "v1.demo_first_write": "0",
         "v1.demo_second_write": "222", "v1.demo_last_read": "1,010",
         "v3.demo_calls": "3", "v3.demo_tool_calls": "2", "v3.demo_input_first": "1,128",
         "v3.demo_input_second": "1,529",
@@ -271,6 +272,8 @@ def test_the_benchmark_figures_and_the_demos_are_written_as_the_pages_quote_them
         "v5.demo_calls": "6", "v5.demo_tool_calls": "3", "v5.demo_over": "9,564",
         "v5.demo_summary_input": "9,876", "v5.demo_summary_read": "9,564",
         "v5.demo_after": "1,591", "v5.demo_summary_call": "4",
+        "v1.demo_task_calls": "0", "v3.demo_task_calls": "2", "v4.demo_task_calls": "0",
+        "v5.demo_task_calls": "0",
     }
     compaction = {name: value for name, value in built_numbers.items()
                   if name.startswith("compaction.") and name.count(".") == 2}

@@ -9,6 +9,7 @@ way. Nothing here runs a demo again.
 """
 
 import functools
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -18,7 +19,7 @@ import anthropic
 import pytest
 
 from docsgen.charts import GISTDEX
-from docsgen.hood import FIRST_CALLS, Call, Page
+from docsgen.hood import FIRST_CALLS, Call, Page, hood_files
 from docsgen.numbers import PLACEHOLDER, constant
 from scripted import ROOT, SCRIPTS
 from scripted.demo import recording
@@ -277,11 +278,15 @@ def first_prompt(body: dict) -> str:
     return plain_text(body["messages"][0]["content"])
 
 
-def nesting_problems(nesting: dict[str, list[int]], version: str) -> list[str]:
+def nesting_problems(
+    nesting: dict[str, list[int]], version: str, recorded: list[dict] | None = None
+) -> list[str]:
     """What is wrong with a nesting of subagent requests under Task calls (by tool_use id): every
     subagent request must sit under exactly one Task, the one whose prompt it was started with, on
-    one track, and no main-agent request may sit under any."""
-    recorded, sent = records(version), bodies(version)
+    one track, and no main-agent request may sit under any. `recorded`: another recording than
+    the build's (the same requests in another order)."""
+    recorded = records(version) if recorded is None else recorded
+    sent = [json.loads(record["raw"]) for record in recorded]
     tasks = {
         block["id"]: block["input"]
         for record in recorded
@@ -311,11 +316,12 @@ def shown_nesting(fragment: ET.Element) -> dict[str, list[int]]:
     }
 
 
-def nesting_by_order(version: str) -> dict[str, list[int]]:
+def nesting_by_order(recorded: list[dict]) -> dict[str, list[int]]:
     """The realistic mistake: go by the order the requests arrived in. A request with a single
     message starts the subagent of the next Task call, and the requests after it are its own."""
     nesting, pending, current = {}, [], None
-    for number, (record, body) in enumerate(zip(records(version), bodies(version), strict=True), 1):
+    sent = [json.loads(record["raw"]) for record in recorded]
+    for number, (record, body) in enumerate(zip(recorded, sent, strict=True), 1):
         if record["track"] == MAIN:
             content = record["reply"]["body"]["content"]
             pending = [block["id"] for block in content if block.get("name") == "Task"]
@@ -343,14 +349,27 @@ def test_a_subagents_calls_sit_under_the_task_call_that_started_it(built_site, l
 
 
 @pytest.mark.usefixtures("built_site")  # .generated/ holds this run's build
+@pytest.mark.usefixtures("built_site")  # .generated/ holds this run's build
 def test_nesting_by_arrival_order_instead_of_by_track_is_caught():
-    """The explorers of the v3 demo run at the same time, so their requests interleave; a nesting
-    that trusts the order puts requests under the wrong Task, and the check above says so."""
-    tracks = [record["track"] for record in records("v3") if record["track"] != MAIN]
-    first_two = [track for track in dict.fromkeys(tracks)][:2]
-    runs = [track for track in tracks if track in first_two]
-    assert runs != sorted(runs, key=first_two.index), "the explorers' requests did not interleave"
-    assert nesting_problems(nesting_by_order("v3"), "v3") != []
+    """The explorers of the v3 demo run at the same time, so their requests can arrive
+    interleaved. The build records them grouped by subagent, in the model's order (docsgen/
+    generated.py's in_model_order()), so two builds agree; here they are interleaved on purpose,
+    as a recorded session may hold them. The fragment still puts each request under the Task that
+    started it; a nesting that trusts the order puts requests under the wrong Task, and the check
+    above says so."""
+    recorded = records("v3")
+    tracks = list(dict.fromkeys(record["track"] for record in recorded if record["track"] != MAIN))
+    first, second = ([record for record in recorded if record["track"] == track]
+                     for track in tracks[:2])
+    start = recorded.index(first[0])
+    alternating = [record for pair in itertools.zip_longest(second, first) for record in pair
+                   if record is not None]
+    interleaved = recorded[:start] + alternating + recorded[start + len(alternating):]
+    assert sorted(map(id, interleaved)) == sorted(map(id, recorded)) and interleaved != recorded
+    assert nesting_problems(nesting_by_order(interleaved), "v3", interleaved) != []
+    fragment = hood_files({"v3": interleaved})[Path("hood", "en", "v3.html")]
+    section = element_at(fragment, '<section class="hood"')
+    assert nesting_problems(shown_nesting(section), "v3", interleaved) == []
 
 
 @pytest.mark.usefixtures("built_site")  # .generated/ holds this run's build

@@ -29,8 +29,7 @@ CODE_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\(\))?)`")
 
 # The pairs the Japanese pages drifted between (issue 24): the glossary must decide each one.
 DRIFTED = [
-    "作業フォルダ",
-    "フォルダー",
+    "作業フォルダー",
     "返答",
     "パース",
     "plumbing",
@@ -41,7 +40,20 @@ DRIFTED = [
     "スクリプト化モデル",
     "抜け道",
     "単語",  # the shell's words: the command's name and its arguments (issue 32)
+    "文脈",  # context, as Anthropic's Japanese docs write it (issue 39)
 ]
+# The glossary's long-vowel rule: a list item that names the words written with the mark at the
+# end (サーバー, フォルダー) and one that names those written without it (メモリ, ディレクトリ).
+WITH_MARK = re.compile(r"^\s*- 英語の語末が [^:]*は付ける。[^:]*: (?P<words>.+)$")
+WITHOUT_MARK = re.compile(r"^\s*- 英語の語末が [^:]*は、?[^:]*付けない: (?P<words>.+)$")
+KATAKANA_RUN = re.compile(r"[ァ-ヺー]+")
+# Every Japanese text a reader reads: the pages, the README and the workshop's instructions.
+JAPANESE_TEXTS = [
+    *sorted(DOCS["ja"].glob("*.md")),
+    READMES["ja"],
+    *sorted((ROOT / "workshop").glob("**/README_ja.md")),
+]
+
 # Words with one meaning each, in both languages: (English, Japanese). The count per page must
 # agree, so a word used for a second idea in one language shows.
 ONE_MEANING = [(r"\bladders?\b", "はしご"), (r"\bfenc(?:e|es|ed)\b", "柵")]
@@ -121,6 +133,21 @@ def test_no_page_uses_a_variant_the_glossary_rules_out(language, page):
     assert not found, "\n".join(found)
 
 
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "workshop").glob("**/README_ja.md")),
+    ids=lambda path: path.relative_to(ROOT).as_posix(),
+)
+def test_no_workshop_instructions_use_a_variant_the_glossary_rules_out(path):
+    rules = banned("ja")
+    found = [
+        f"line {number}: {variant!r}, use {use!r}"
+        for number, line in japanese_prose(path)
+        for variant, use in rules.items()
+        if variant.lower() in line.lower()
+    ]
+    assert not found, "\n".join(found)
+
+
 @pytest.mark.parametrize("page", [page for page in PAGES if page != "glossary.md"])
 def test_a_word_with_one_meaning_is_used_as_often_in_both_languages(page):
     english = "\n".join(line for _, line in prose("en", page))
@@ -158,3 +185,60 @@ MISREAD = {
 def test_wording_that_misled_does_not_come_back(page):
     text = read(DOCS["ja"] / page)
     assert [why for phrase, why in MISREAD.items() if phrase in text] == []
+
+
+def long_vowel_rule() -> tuple[list[str], list[str]]:
+    """The words the glossary writes with a final ー, and those it writes without one."""
+    with_mark, without_mark = [], []
+    for line in conventions("ja").splitlines():
+        if match := WITH_MARK.match(line):
+            with_mark += re.split(r"、", match["words"].strip())
+        elif match := WITHOUT_MARK.match(line):
+            without_mark += re.split(r"、", match["words"].strip())
+    return with_mark, without_mark
+
+
+def japanese_prose(path: Path) -> list[tuple[int, str]]:
+    if path.parent == DOCS["ja"]:
+        return prose("ja", path.name)
+    return [(number, INLINE_CODE.sub("", line)) for number, line in outside_code(read(path))]
+
+
+def test_the_glossary_states_the_long_vowel_rule_with_words_on_both_sides():
+    with_mark, without_mark = long_vowel_rule()
+    assert {"サーバー", "ユーザー", "フォルダー", "パラメーター"} <= set(with_mark)
+    assert {"メモリ", "ディレクトリ"} <= set(without_mark)
+    assert all(word.endswith("ー") for word in with_mark)
+    assert not any(word.endswith("ー") for word in without_mark)
+
+
+@pytest.mark.parametrize("path", JAPANESE_TEXTS, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_a_japanese_text_writes_the_final_long_vowel_as_the_glossary_rules(path):
+    with_mark, without_mark = long_vowel_rule()
+    wrong = [(re.compile(f"{word[:-1]}(?!ー)"), word) for word in with_mark]
+    wrong += [(re.compile(f"{word}ー"), word) for word in without_mark]
+    found = [
+        f"{path.name} line {number}: {match[0]!r}, write {word!r}"
+        for number, line in japanese_prose(path)
+        for pattern, word in wrong
+        for match in pattern.finditer(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_no_word_is_written_both_with_and_without_a_final_long_vowel():
+    """A word the rule's lists do not name: the pages agree with one another. Words of three
+    characters or more, so that a short ending (キー, コピー) does not match inside another word."""
+    places: dict[str, list[str]] = {}
+    for path in JAPANESE_TEXTS:
+        for number, line in japanese_prose(path):
+            for run in KATAKANA_RUN.findall(line):
+                places.setdefault(run, []).append(f"{path.relative_to(ROOT).as_posix()}:{number}")
+    both = [
+        f"{marked} ({places[marked][0]}) and {plain} ({places[plain][0]})"
+        for marked in places
+        if marked.endswith("ー") and len(marked) > 3
+        for plain in places
+        if plain.endswith(marked[:-1]) and not plain.endswith("ー")
+    ]
+    assert not both, "\n".join(both)
