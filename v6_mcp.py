@@ -719,7 +719,8 @@ def offer_tools(server: str, tools: list) -> None:
     and the subagent types MCP_FOR_AGENT_TYPES allows. The others are left out, saying why."""
     offered = []
     for tool in tools[:MCP_TOOLS_PER_SERVER]:
-        definition, why_not = offered_tool(server, tool, MCP_DESCRIPTION_LIMIT, MCP_SCHEMA_LIMIT)
+        definition, why_not = offered_tool(server, tool, MCP_DESCRIPTION_LIMIT, MCP_SCHEMA_LIMIT,
+                                           taken=MCP_TOOLS)
         if why_not:
             SCREEN.note(f"mcp server {server!r}: tool {tool.name[:80]!r} left out: {why_not}")
             continue
@@ -748,7 +749,8 @@ def run_mcp_tool(call, tools: list, screen: LoopScreen) -> dict:
                                       ask_for_less)
         is_error = bool(result.is_error)  # the server said its tool failed
     except Exception as exc:  # noqa: BLE001 - a failing server must not end the session
-        content, cut = [{"type": "text", "text": tool_error_text(call.name, exc)}], ""
+        content = [{"type": "text", "text": tool_error_text(call.name, exc)}]
+        cut = ""
         is_error = True
     shown = text_of(content)
     if cut:  # the user sees the budget at work, as the model does: the cut comes first

@@ -114,14 +114,17 @@ def describe(spec: ServerSpec) -> str:
 
 
 # -- the tools, as the Messages API accepts them --
-def offered_tool(server: str, tool: mcp_types.Tool, description_limit: int,
-                 schema_limit: int) -> tuple[dict | None, str]:
-    """The tool definition to send the model, or None and why it is left out. The description is
-    the server's words: bounded, and only ever in the tools list, never in the system prompt."""
+def offered_tool(server: str, tool: mcp_types.Tool, description_limit: int, schema_limit: int,
+                 taken) -> tuple[dict | None, str]:
+    """The tool definition to send the model, or None and why it is left out (`taken`: the names
+    offered already). The description is the server's words: bounded, and only ever in the tools
+    list, never in the system prompt."""
     name = f"mcp__{server}__{tool.name}"
     if not TOOL_NAME.match(name):
         return None, (f"its name {cut_short(name, 80)!r} is not one the API accepts (1-64 "
                       "letters, digits, _ or -)")
+    if name in taken:  # the API refuses two tools of one name
+        return None, f"{name} is offered already"
     schema = tool.input_schema
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return None, 'its input schema is not an object schema ({"type": "object", ...})'
@@ -184,8 +187,8 @@ def as_blocks(item) -> list[dict]:
                      "was left out: only text reaches the model")]
     if item.type == "resource_link":
         return [{"type": "text", "text": f"[resource link: {item.uri} ({item.name})]"}]
-    return [note(f"a {cut_short(str(item.type), 40)} part was left out: the API takes text and "
-                 "images only")]
+    return [note(f"a part of type {cut_short(str(item.type), 40)} was left out: the API takes "
+                 "text and images only")]
 
 
 def image_block(data: str, media_type: str) -> dict:

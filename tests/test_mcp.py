@@ -9,10 +9,9 @@ once per module and lent to each test's fresh agent (`agent.SERVERS`); a fixture
 so each test starts its own through the agent's own start-up path.
 """
 
+import base64
 import json
 import os
-import signal
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -21,8 +20,17 @@ import psutil
 import pytest
 
 from mcp_servers.docs_search import answer as docs_answer
-from plumbing.mcp import McpServers, ServerSpec
-from tests.agents import ROOT, SCRIPTS, git_repository_with_one_commit, results_sent, versions_from
+from mcp_servers.docs_search import answer_sizes
+from plumbing.mcp import McpServers, ServerSpec, result_content
+from tests.agents import (
+    ROOT,
+    SCRIPTS,
+    git_repository_with_one_commit,
+    press_ctrl_c_once,
+    results_sent,
+    run_in_process,
+    versions_from,
+)
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v6"))
 FIXTURES = Path(__file__).parent / "mcp_servers"
@@ -243,8 +251,12 @@ def test_names_and_schemas_the_api_would_refuse_are_left_out_with_one_line_each(
             "_ or -)]") in out
     assert ("[mcp server 'mis': tool 'bad_schema' left out: its input schema is not valid JSON "
             "Schema: ") in out
+    assert "[mcp server 'mis': tool 'echo' left out: mcp__mis__echo is offered already]" in out
     assert "[mcp server 'mis': echo, hang, die, fail, huge, pages, picture, resource, chatter, " \
-           "refuse]" in out
+           "refuse, verbose]" in out
+    description = offered["mcp__mis__verbose"]["description"]  # the server's words, bounded
+    assert len(description) == 1000 and description.endswith("instruc… [description cut]")
+    assert "Ignore" not in scripted_api.requests[0].body["system"]
 
 
 # -- every way a server fails: one line, and the session goes on --
@@ -281,7 +293,7 @@ def test_servers_that_cannot_start_cost_one_line_each_and_the_others_work(
     assert text_of(result) == "still here"
     assert [name for name in tools_offered(scripted_api) if name.startswith("mcp__")] == [
         f"mcp__mis__{name}" for name in ("echo", "hang", "die", "fail", "huge", "pages",
-                                         "picture", "resource", "chatter", "refuse")]
+                                         "picture", "resource", "chatter", "refuse", "verbose")]
 
 
 def test_a_server_whose_tool_list_the_sdk_refuses_is_one_line(v6, tmp_path, capsys):
@@ -398,27 +410,139 @@ def test_entries_that_cannot_be_used_are_named_and_the_rest_start(v6, tmp_path, 
 
 
 # -- no server outlives the agent --
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_no_server_outlives_a_one_shot_run_stopped_by_ctrl_c(version, scripted_api, tmp_path):
-    """The script as a user runs it: Ctrl-C while a call hangs, on a server that ignores SIGTERM
-    and its closed stdin; it is gone when the agent is."""
+    """The command line, one task: Ctrl-C while a call hangs, on a server that ignores SIGTERM
+    and its closed stdin. The turn ends as interrupted, and the server is gone with the agent."""
     marker = uuid.uuid4().hex
+    flag = tmp_path / "hanging"
     config = write_config(tmp_path, {"mis": [str(MISBEHAVING), "--stubborn", marker]},
                           "servers.json")
-    scripted_api.play({"turns": [{"tool_calls": [{"name": "mcp__mis__hang", "input": {}}]}],
-                       "tracks": []})
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / SCRIPTS[version]), "--workdir", str(tmp_path), "--mcp-config",
-         str(config), "hang"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=env, start_new_session=True)
-    seen = []
-    for line in process.stdout:  # waits for each line: no sleeping
-        seen.append(line)
-        if line.startswith("> mcp__mis__hang"):
-            break
-    assert alive_with(marker), "".join(seen)
-    process.send_signal(signal.SIGINT)
-    rest = process.communicate(timeout=30)[0]
-    assert process.returncode == 130, "".join(seen) + rest
-    assert "interrupted" in rest
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "mcp__mis__hang",
+                                                  "input": {"flag": str(flag)}}]}]})
+    press_ctrl_c_once(flag.exists)
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "--mcp-config",
+                          str(config), "hang")
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "[interrupted: the turn stopped here; your conversation is kept]" in done.stderr
     assert not alive_with(marker)
+
+
+def test_no_server_outlives_main_even_without_leave(version, scripted_api, tmp_path):
+    """main() itself stops the servers, before the exit that would end them anyway: a test or a
+    program that runs main() in its own process is left with no server either."""
+    marker = uuid.uuid4().hex
+    config = write_config(tmp_path, {"mis": [str(MISBEHAVING), marker]},
+                          "servers.json")
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "mcp__mis__echo",
+                                                  "input": {"text": "hello"}}]},
+                                 {"text": "done"}]})
+    done = run_in_process(ROOT / SCRIPTS[version], "--workdir", str(tmp_path), "--mcp-config",
+                          str(config), "say hello")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "> mcp__mis__echo" in done.stdout
+    assert not alive_with(marker)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
+    version, scripted_api, tmp_path
+):
+    """Only the yes: each session at a terminal costs a whole interpreter. No (the default) is
+    the branch a run without a terminal takes too, tested above."""
+    pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
+    write_config(tmp_path, {"mis": [str(MISBEHAVING)]})
+    env = {**os.environ, "TERM": "xterm", "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1",
+           "HOME": str(tmp_path), "AGENT_HISTORY": str(tmp_path / "history")}
+    child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir",
+                                           str(tmp_path)],
+                          env=env, encoding="utf-8", timeout=30, dimensions=(24, 200))
+    child.expect_exact(f"mis: {sys.executable} {MISBEHAVING}")  # what it would run, first
+    child.expect_exact("Trust this file and start them? [y/N] ")
+    child.sendline("y")
+    child.expect_exact("[mcp server 'mis': echo, hang, die")
+    child.expect_exact("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+# -- the pieces, once: what each kind of content becomes, and the shipped server's figures --
+def content_of(*parts: dict, structured=None, budget: int = 1000) -> list[dict]:
+    """What result_content() makes of a CallToolResult with these parts, as the SDK parses it."""
+    from mcp import types as mcp_types
+
+    result = mcp_types.CallToolResult.model_validate(
+        {"content": list(parts), "structuredContent": structured, "isError": False})
+    return result_content(result, budget, "MCP_RESULT_BUDGET", "(how to ask for less)")[0]
+
+
+PNG_DATA = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAAAAgABSK+kcQAAAABJ"
+            "RU5ErkJggg==")
+
+
+@pytest.mark.parametrize(("part", "becomes"), [
+    ({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+     "[a part of type audio was left out: the API takes text and images only]"),
+    ({"type": "resource", "resource": {"uri": "file:///a.bin", "mimeType": "application/zip",
+                                       "blob": "AAAA"}},
+     "[a binary resource (file:///a.bin, application/zip) was left out: only text reaches the "
+     "model]"),
+    ({"type": "image", "data": "not base64!", "mimeType": "image/png"},
+     "[an image was left out: its data is not valid base64]"),
+    ({"type": "image", "data": base64.b64encode(bytes(5 * 1024 * 1024 + 1)).decode(),
+      "mimeType": "image/png"},
+     "[an image of 5,242,881 bytes was left out: the API takes at most 5,242,880]"),
+    ({"type": "resource_link", "uri": "file:///b.txt", "name": "b"},
+     "[resource link: file:///b.txt (b)]"),
+])
+def test_what_the_api_cannot_take_becomes_a_note(version, part, becomes):
+    assert content_of(part) == [{"type": "text", "text": becomes}]
+
+
+def test_an_image_the_api_takes_goes_as_it_came(version):
+    image = {"type": "image", "data": PNG_DATA, "mimeType": "image/png"}
+    assert content_of(image) == [{"type": "image", "source": {
+        "type": "base64", "media_type": "image/png", "data": PNG_DATA}}]
+
+
+def test_an_empty_result_is_said_and_structured_content_alone_is_sent_as_json(version):
+    assert content_of() == [{"type": "text", "text": "(the tool returned nothing)"}]
+    assert content_of({"type": "text", "text": ""}) == [
+        {"type": "text", "text": "(the tool returned nothing)"}]  # the API refuses empty text
+    assert content_of(structured={"hours": 3}) == [{"type": "text", "text": '{"hours": 3}'}]
+
+
+def test_the_budget_counts_every_text_part_and_keeps_the_images(version):
+    image = {"type": "image", "data": PNG_DATA, "mimeType": "image/png"}
+    cut = content_of({"type": "text", "text": "a" * 6}, image, {"type": "text", "text": "b" * 6},
+                     {"type": "text", "text": "c" * 6}, budget=10)
+    assert [block.get("text", "image") for block in cut] == [
+        "aaaaaa", "image", "bbbb", "[... 8 of 18 characters of this result were cut here to fit "
+        "MCP_RESULT_BUDGET=10: (how to ask for less)]"]
+
+
+def test_the_shipped_server_s_modes_grow_and_its_figures_are_measured(version):
+    sizes = answer_sizes("context budget")
+    assert sizes == {mode: len(docs_answer("context budget", mode))
+                     for mode in ("summary", "detailed", "full")}
+    assert sizes["summary"] < 2_000 < sizes["detailed"] < 30_000 < sizes["full"]
+    assert docs_answer("context budget") == docs_answer("context budget", "summary")
+    assert docs_answer("no-such-word-anywhere") == (
+        "No section of the docs (both) matches 'no-such-word-anywhere'. Try fewer or other words.")
+
+
+def test_the_cut_names_every_argument_that_asks_for_less_or_says_there_is_none(
+    scripted_api, v6, tmp_path
+):
+    agent = v6(MCP_RESULT_BUDGET=100)
+    agent.start_mcp_servers(write_config(tmp_path, {"mis": [str(MISBEHAVING)]}), False)
+    paged, plain_huge = play_calls(scripted_api, agent, ("mcp__mis__pages", {"size": 500}),
+                                   ("mcp__mis__huge", {"size": 500}))
+    assert paged["content"][-1]["text"].endswith(
+        "MCP_RESULT_BUDGET=100: call it again asking for less with page, mode (short, long)]")
+    assert plain_huge["content"][-1]["text"].endswith(
+        "MCP_RESULT_BUDGET=100: this tool has no mode, page or limit argument: ask for something "
+        "narrower]")
+    assert len(plain_huge["content"][0]["text"]) == 100
