@@ -68,7 +68,7 @@ Compaction: COMPACT_AT (8000 input tokens of one request: low, so that you see i
 1M-token window a real session can set it far higher, and --help says what is in effect).
 MCP: --mcp-config FILE (servers to start), --trust-project-mcp (use the work folder's .mcp.json
 without asking), MCP_TIMEOUT (30 s for a server to start), MCP_TOOL_TIMEOUT (120 s per call),
-MCP_RESULT_BUDGET (characters of one result, TOOL_RESULT_BUDGET by default).
+MCP_RESULT_BUDGET (30000 characters of one result, as for the built-in tools).
 No API key? `python -m scripted.demo v6` runs this script offline, against a scripted model.
 """
 import argparse
@@ -677,9 +677,9 @@ def compact_by_hand(messages: list) -> int:
 MCP_FILE = ".mcp.json"  # Claude Code's project file: {"mcpServers": {name: {command, args, env}}}
 MCP_TIMEOUT = float(os.environ.get("MCP_TIMEOUT", 30))  # seconds for a server to start
 MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", 120))  # seconds for one call
-# Characters of one result, as for the built-in tools. Not tokens: counting them would cost a
-# request per result, and several endpoints (Ollama, LiteLLM's routes) have no count_tokens.
-MCP_RESULT_BUDGET = int(os.environ.get("MCP_RESULT_BUDGET", TOOL_RESULT_BUDGET))
+# Characters of one result, as TOOL_RESULT_BUDGET for the built-in tools. Not tokens: counting
+# them would cost a request per result, and several endpoints (Ollama) have no count_tokens.
+MCP_RESULT_BUDGET = int(os.environ.get("MCP_RESULT_BUDGET", 30_000))
 MCP_DESCRIPTION_LIMIT = 1_000  # characters of a tool's description: the server's words, bounded
 MCP_SCHEMA_LIMIT = 10_000  # characters of a tool's input schema, sent with every request
 MCP_TOOLS_PER_SERVER = 50  # tools offered from one server; every one is sent with every request

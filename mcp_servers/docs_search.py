@@ -6,6 +6,7 @@ server has that mode, and it also keeps the failure within reach: its `full` ans
 query is far over the budget v6 holds a tool result to.
 
     python mcp_servers/docs_search.py            # serves MCP over stdio (what .mcp.json starts)
+    python v6_mcp.py --mcp-config mcp_servers/docs.mcp.json   # v6 with this server as "docs"
     python mcp_servers/docs_search.py --sizes Q  # prints the characters of each mode's answer to Q
 
 Its interface (kept stable: the v6 chapter, workshop 08 and bench/mcp_budget.py build on it):

@@ -3,8 +3,9 @@ accepts them, and each result turned into tool_result content within a budget.
 
 The official SDK (`mcp`) is asyncio-based, the agent is threads: McpServers runs one event loop in
 a background thread, each server's session lives in it, and the agent's threads submit calls and
-wait for them with a timeout (MCP_TIMEOUT), or until Ctrl-C. A server's stderr goes to a file,
-never to the screen; its last lines are quoted, dimmed and bounded, when the server fails.
+wait for them with a timeout (MCP_TIMEOUT, MCP_TOOL_TIMEOUT), or until Ctrl-C. A server's
+stderr goes to a file, never to the screen; when the server fails, the end of it is quoted in
+the one line that says so: bounded, and without control codes.
 
 The SDK is imported only when a server starts: it takes longer to import than the rest of the
 agent together, and a session without servers does not need it.
@@ -261,8 +262,10 @@ class McpServers:
         self.closed = False
         # The SDK logs a server's garbage on stdout at ERROR; with no handler Python would print it
         # on the screen. What went wrong reaches the user as one line from here instead.
-        logging.getLogger("mcp").addHandler(logging.NullHandler())
-        logging.getLogger("mcp").propagate = False
+        sdk_logger = logging.getLogger("mcp")
+        if not sdk_logger.handlers:  # once per process, however many agents a test loads
+            sdk_logger.addHandler(logging.NullHandler())
+        sdk_logger.propagate = False
 
     def start_all(self, specs: list[ServerSpec]) -> dict[str, list | McpError]:
         """Start the servers at once; for each, its tools or the error that stopped it."""

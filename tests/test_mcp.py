@@ -273,7 +273,7 @@ def test_servers_that_cannot_start_cost_one_line_each_and_the_others_work(
     entries = json.loads(config.read_text())
     entries["mcpServers"]["nocommand"] = {"command": "no-such-program-" + marker}
     config.write_text(json.dumps(entries))
-    agent = v6(MCP_TIMEOUT=2)
+    agent = v6(MCP_TIMEOUT=5)  # the others end at once; the stubborn one waits it out
     agent.start_mcp_servers(config, False)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("[mcp server")]
@@ -282,9 +282,9 @@ def test_servers_that_cannot_start_cost_one_line_each_and_the_others_work(
     assert "No such file or directory" in lines[0]
     assert lines[1] == ("[mcp server 'notmcp' ended before answering initialize: is it an MCP "
                         "server that speaks stdio?; going on without it]")
-    assert lines[2] == ("[mcp server 'stubborn' did not answer initialize and tools/list within "
-                        "MCP_TIMEOUT=2 s; its stderr ends: starting up... | starting up...; "
-                        "going on without it]")
+    assert lines[2].startswith("[mcp server 'stubborn' did not answer initialize and tools/list "
+                               "within MCP_TIMEOUT=5 s; its stderr ends: starting up...")
+    assert lines[2].endswith("; going on without it]")
     assert lines[3] == ("[mcp server 'nocommand' cannot start: no program 'no-such-program-"
                         f"{marker}' (its \"command\"); going on without it]")
     assert len(lines) == 4
@@ -410,6 +410,7 @@ def test_entries_that_cannot_be_used_are_named_and_the_rest_start(v6, tmp_path, 
 
 
 # -- no server outlives the agent --
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl-C as a signal to the main thread")
 @pytest.mark.usefixtures("ctrl_c_raises")
 def test_no_server_outlives_a_one_shot_run_stopped_by_ctrl_c(version, scripted_api, tmp_path):
     """The command line, one task: Ctrl-C while a call hangs, on a server that ignores SIGTERM
