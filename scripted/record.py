@@ -357,7 +357,7 @@ def folder_files(workdir: Path) -> tuple[dict[str, str] | None, list[str]]:
             left_out.append(relative.as_posix())  # where keys live by convention
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_bytes().decode("utf-8")  # \r\n kept: read_text would make it \n
         except (UnicodeDecodeError, OSError):
             left_out.append(relative.as_posix())  # binary or unreadable: not in a text file
             continue
@@ -415,7 +415,16 @@ def write_recording(out: Path, header: dict, exchanges: list[Exchange], secrets:
     text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     for secret in sorted(secrets, key=len, reverse=True):  # a longer one may contain a shorter
         text = text.replace(secret, KEY_REMOVED)
-    out.write_text(text, encoding="utf-8")
+    out.write_bytes(text.encode("utf-8"))
+
+
+def write_files(folder: Path, files: dict[str, str]) -> None:
+    """Put files into a folder byte for byte: their line endings as they are, on every OS
+    (write_text would write each \n as \r\n on Windows, and a replay would then differ)."""
+    for name, content in files.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content.encode("utf-8"))
 
 
 # -- running the script --
@@ -467,7 +476,9 @@ def record_session(
     }
     files, left_out = folder_files(workdir)
     proxy = RecordingProxy(upstream, secrets)
-    history = Path(tempfile.mkstemp(prefix="agent-record-history-")[1])
+    handle, name = tempfile.mkstemp(prefix="agent-record-history-")
+    os.close(handle)  # Windows refuses to remove a file that is still open (WinError 32)
+    history = Path(name)
     child_env = {**env, **loopback_env(proxy.start()), "AGENT_HISTORY": str(history)}
     print(
         f"[recording to {out}: the file will hold this conversation, the files of {workdir} and "
@@ -523,9 +534,7 @@ def record_demo(version: str, out: Path, workdir: Path) -> int:
     to test the machinery with (tests/recordings/), made without a key."""
     scenario_file = f"{version}_demo.yaml"
     scenario = load_scenario(Path(__file__).resolve().parent / "scenarios" / scenario_file)
-    for name, content in scenario.get("files", {}).items():
-        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-        (workdir / name).write_text(content, encoding="utf-8")
+    write_files(workdir, scenario.get("files", {}))
     api = ScriptedAPI()
     api.play(scenario)
     env = {**os.environ, "ANTHROPIC_API_KEY": "scripted-demo"}

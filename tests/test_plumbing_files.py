@@ -29,7 +29,7 @@ from plumbing.files import (
     write_text_file,
 )
 from plumbing.platforms import linux, macos, windows
-from tests.agents import fifo_at
+from tests.agents import fifo_at, symlink_or_skip
 
 FILE_BRANCHES = {"windows": windows()}
 if os.name == "posix":
@@ -60,7 +60,7 @@ def outside(tmp_path):
 def swap_for_link(folder, target) -> None:
     """What another process may do between the check and the open."""
     shutil.rmtree(folder)
-    folder.symlink_to(target, target_is_directory=True)
+    symlink_or_skip(folder, target, target_is_directory=True)
 
 
 @each_os
@@ -87,7 +87,7 @@ def test_missing_folders_are_made_and_one_made_a_link_meanwhile_is_refused(
     write_text_file(workdir_path("new/deeper/made.txt"), "x", platform=platform)
     assert (work / "new" / "deeper" / "made.txt").read_text() == "x"
     checked = workdir_path("later/c/made.txt")
-    (work / "later").symlink_to(outside, target_is_directory=True)  # made by another process
+    symlink_or_skip(work / "later", outside, target_is_directory=True)  # by another process
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
         write_text_file(checked, "pwned", platform=platform)
     assert sorted(path.name for path in outside.rglob("*")) == ["b", "notes.txt"]
@@ -119,7 +119,7 @@ def test_line_endings_and_japanese_stay_exactly_as_they_are(work, platform):
 def test_a_link_a_fifo_or_a_device_is_refused_at_once(work, platform):
     """A FIFO opened for reading waits for a writer: Linux and macOS open it with O_NONBLOCK,
     Windows (no FIFOs in folders; none of the flag) looks before opening."""
-    (work / "link.txt").symlink_to(work / "a" / "b" / "notes.txt")
+    symlink_or_skip(work / "link.txt", work / "a" / "b" / "notes.txt")
     with pytest.raises(NotRegularFile) as refused:
         read_text_file(work / "link.txt", platform)
     assert refused.value.what == LINK
@@ -194,6 +194,6 @@ def test_a_file_swapped_between_the_look_and_the_open_is_refused_after_it(work, 
         with pytest.raises(ToolError, match="notes.txt was replaced while it was being opened"):
             check_same_file(path, opened)
         path.unlink()
-        path.symlink_to(outside / "b" / "notes.txt")
+        symlink_or_skip(path, outside / "b" / "notes.txt")
         with pytest.raises(NotRegularFile, match="notes.txt is a symbolic link"):
             check_same_file(path, opened)

@@ -18,6 +18,7 @@ from tests.agents import (
     once,
     press_ctrl_c,
     results_sent,
+    system_text,
     versions_from,
 )
 
@@ -100,8 +101,8 @@ def test_each_agent_type_gets_its_own_tools_and_system_prompt(
     assert {
         tool["name"] for tool in child.body["tools"]
     } == tools  # never Task: no subagents of subagents
-    assert child.body["system"] == agent.AGENT_TYPES[agent_type]["system"]
-    assert f"a report of at most {agent.REPORT_BUDGET:,} characters" in child.body["system"]
+    assert system_text(child.body) == agent.AGENT_TYPES[agent_type]["system"]
+    assert f"a report of at most {agent.REPORT_BUDGET:,} characters" in system_text(child.body)
 
 
 @pytest.mark.parametrize("version", versions_from("v3"))

@@ -16,7 +16,7 @@ import pytest
 from plumbing.budget import clip
 from plumbing.commands import OUTPUT_LIMIT
 from plumbing.platforms import shell_in_use
-from tests.agents import call_tool, fifo_at, once
+from tests.agents import call_tool, fifo_at, once, symlink_or_skip
 
 # -- bash --
 def test_the_model_is_told_which_os_and_shell_run_its_commands(scripted_api, agent):
@@ -254,7 +254,7 @@ def test_file_tools_refuse_paths_outside_the_work_directory(
     outside = tmp_path.parent / f"{tmp_path.name}-outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("a secret")
-    os.symlink(outside, tmp_path / "link")
+    symlink_or_skip(tmp_path / "link", outside, target_is_directory=True)
     result = call_tool(scripted_api, agent, tool, {"path": path, **extra})
     assert result["is_error"] and "outside the work directory" in result["content"]
     assert (outside / "secret.txt").read_text() == "a secret"
@@ -412,7 +412,7 @@ def test_a_symlink_swapped_in_after_the_check_is_not_followed(agent, tmp_path_fa
     outside = tmp_path_factory.mktemp("outside") / "secret.txt"
     outside.write_text("secret")
     checked = agent.workdir_path("notes.txt")
-    checked.symlink_to(outside)  # the swap, between the check and the open
+    symlink_or_skip(checked, outside)  # the swap, between the check and the open
     with pytest.raises(agent.ToolError, match="is a symbolic link"):
         agent.write_text_file(checked, "pwned")
     with pytest.raises(agent.ToolError, match="is a symbolic link"):
