@@ -2,6 +2,9 @@
 
     --8<-- "endpoints/en/table.md"      one row per endpoint: what it takes, returns and refuses
     --8<-- "endpoints/en/sources.md"    the pages and source files each row follows
+    --8<-- "endpoints/en/notes.md"      each row's notes for a learner (NOTES_JA: in Japanese)
+    --8<-- "endpoints/en/recordings.md" what answered each recording the repository ships
+    --8<-- "endpoints/litellm.yaml"     LiteLLM's config for a local OpenAI-format server
     --8<-- "endpoints/ollama.sh"        the settings for a local server, for bash and zsh
     --8<-- "endpoints/ollama.ps1"       ... and for PowerShell
     {{ endpoints.ollama.model }}        a value of a row, in the page's prose (numbers.json)
@@ -9,18 +12,33 @@
 A fact is written once, in the row; the table says "unknown" where the row does (None).
 """
 
-from scripted.endpoints import ENDPOINTS, THINKING, Endpoint
+import json
+from pathlib import Path
+
+from scripted import ROOT
+from scripted.endpoints import BY_NAME, ENDPOINTS, THINKING, Endpoint
+from scripted.live_local import CONTEXT, MASTER_KEY, MAX_TOKENS, MODEL_ALIAS, litellm_config
 
 LOCAL = ["ollama", "llama.cpp"]  # the servers the page sets up, in its order
 # Ollama's context for coding agents: "at least 64k tokens" (https://ollama.com/blog/claude, a
 # source of the ollama row). OLLAMA_CONTEXT_LENGTH sets it for the server
 # (https://docs.ollama.com/context-length).
 OLLAMA_CONTEXT = 65_536
+# qwen3-coder's download (its default tag, 30b): about 19 GB, as ollama.com/library/qwen3-coder
+# lists it (issue 39; not re-read here); Ollama's Anthropic-compatibility page says it "is a 30B
+# parameter model requiring at least 24GB of VRAM to run smoothly".
+OLLAMA_DOWNLOAD_GB = 19
+OLLAMA_VRAM_GB = 24
+# LiteLLM in front of an OpenAI-format server on this machine: the ports the docs use
+# (llama-cpp-python's server listens on 8000 by default, LiteLLM's proxy on 4000).
+LITELLM_BACKEND = "http://localhost:8000/v1"
+LITELLM_URL = "http://localhost:4000"
+RECORDINGS = ROOT / "tests" / "recordings"
 
 LABELS = {
     "en": {
         "columns": ["Endpoint", "Key header", "Refuses", "Ignores", "Thinking", "Usage",
-                    "Errors", "max_tokens / context", "Tool ids", "is_error"],
+                    "Errors", "max_tokens / context", "Tool ids", "is_error", "tool_choice"],
         "unknown": "unknown",
         "none": "nothing",
         "bearer": "Authorization: Bearer",
@@ -31,10 +49,13 @@ LABELS = {
         "no": "dropped",
         "model_table": "the model's",
         "thinking": THINKING,
+        "tool_choice": {"passed": "passed on", "ignored": "ignored"},
+        "scripted": "a scripted model ({scenario}): no real model answered",
+        "recorded": "recorded from {model} ({upstream}) on {date}",
     },
     "ja": {
         "columns": ["エンドポイント", "キーのヘッダー", "拒否する", "無視する", "思考", "使用量",
-                    "エラー", "max_tokens / コンテキスト", "ツール ID", "is_error"],
+                    "エラー", "max_tokens / コンテキスト", "ツール ID", "is_error", "tool_choice"],
         "unknown": "不明",
         "none": "なし",
         "bearer": "Authorization: Bearer",
@@ -51,7 +72,74 @@ LABELS = {
             "random signature": "検証されないランダムな署名",
             "none": "返さない",
         },
+        "tool_choice": {"passed": "渡される", "ignored": "無視される"},
+        "scripted": "台本どおりに答えるモデル（{scenario}）。本物のモデルは答えていない",
+        "recorded": "{date} に {model}（{upstream}）から記録",
     },
+}
+# Each row's notes in Japanese, by row name: a row whose notes change needs its translation here
+# too (tests/test_other_models.py checks that every row with notes has one, and no other).
+NOTES_JA = {
+    "anthropic": "max_output と context_window はモデルによります。モデルの表を参照してください。",
+    "cloud-gateway": ("別のクラウドを通した Claude のモデルです。応答は同じで、自動キャッシュが"
+                      "ありません。"),
+    "ollama": (
+        "ANTHROPIC_AUTH_TOKEN=ollama。SDK にはキーが必要ですが、サーバーは確かめません。"
+        "count_tokens のエンドポイントはありません。`messages` の中の `system` ロールは 400 "
+        "になります。コーディングエージェントには 64K トークン以上のコンテキストを勧めると、"
+        "ブログに書かれています。"
+    ),
+    "llama.cpp": (
+        "コンテキストの大きさは、サーバーを起動したときの値（--ctx-size）です。この行は 32K "
+        "として振る舞い、それを超える max_tokens は拒否されます。キーを確かめるのは --api-key "
+        "を付けたときだけです。"
+    ),
+    "lm-studio": (
+        "ANTHROPIC_AUTH_TOKEN=lmstudio。Require Authentication をオンにすると、x-api-key と "
+        "Authorization: Bearer のどちらでもトークンを送れます。コーディングエージェントには"
+        "約 25K トークンより大きなコンテキストを勧めています。ほかは文書化されていません。"
+    ),
+    "vllm": (
+        "`thinking` はリクエストのスキーマにありません（pydantic が知らないフィールドを捨てます）。"
+        "モデルが推論するのはサーバーを --reasoning-parser 付きで起動したときで、リクエストの"
+        "内容によりません。新しいバージョンは推論を思考ブロックとして返し、ランダムな ID で"
+        "署名します。message_start の入力トークン数がメッセージの中ではなく横に置かれることが"
+        "あり、この行はそこを 0 として振る舞います。キーを確かめるのは --api-key を付けたとき"
+        "だけです。"
+    ),
+    "litellm": (
+        "キーは LITELLM_MASTER_KEY です。リクエストは送ったままサーバーに届きます（表示の指定"
+        "を含む thinking、最上位の cache_control）。署名とキャッシュの数もそのまま返ります"
+        "（tests/test_litellm.py で確かめています）。報告はあるがここでは確かめていないこと: "
+        "supports_adaptive_thinking の印がないモデルでは adaptive thinking が落とされます。"
+    ),
+    "litellm-openai": (
+        "`thinking` は reasoning_effort に変わり、推論のないモデルは drop_params を設定しない"
+        "かぎりそれを拒否します。litellm_settings に "
+        "use_chat_completions_url_for_anthropic_messages: true がないと /v1/responses を呼び"
+        "ます。ツール ID はバックエンドのもの（call_...）です。message_start の数はキャッシュ"
+        "の数も含めて 0 で、入力と出力の数は message_delta にあります。最上位の cache_control "
+        "はチャットのリクエストのフィールドとしてバックエンドへ渡されます。"
+    ),
+    "openrouter": (
+        "キーは ANTHROPIC_AUTH_TOKEN（Authorization: Bearer）に入れ、ANTHROPIC_API_KEY は空に"
+        "します。x-api-key はこのサービスのヘッダーではありません。"
+    ),
+    "deepseek": (
+        "claude-opus* の ID は deepseek-v4-pro が、ほかの claude* の ID は deepseek-flash が"
+        "受け持ちます。ほかの知らない ID は 400 です。"
+    ),
+    "kimi": "ドキュメントには Anthropic 互換の層の上限が書かれていません。",
+    "glm": "提供元自身のページは見つかっていません。わかっているのはベース URL だけです。",
+    "minimax": (
+        "テキストとツール呼び出しだけです（画像や文書はありません）。思考ブロックを含めて、"
+        "応答全体を履歴に入れて返す必要があります。"
+    ),
+    "qwen": (
+        "キーは ANTHROPIC_API_KEY でも ANTHROPIC_AUTH_TOKEN でも渡せます。思考があるのは一部"
+        "のモデルだけです（Qwen-Coder のモデルにはありません）。例では budget_tokens 付きの"
+        "enabled の thinking を送っています。"
+    ),
 }
 
 
@@ -61,6 +149,11 @@ def endpoint_files() -> dict[str, str]:
     for language in LABELS:
         files[f"endpoints/{language}/table.md"] = table(language)
         files[f"endpoints/{language}/sources.md"] = sources()
+        files[f"endpoints/{language}/notes.md"] = notes(language)
+        files[f"endpoints/{language}/recordings.md"] = recordings(language)
+    files["endpoints/litellm.yaml"] = litellm_config(LITELLM_BACKEND)
+    files["endpoints/litellm.sh"] = shell_lines(BY_NAME["litellm-openai"])
+    files["endpoints/litellm.ps1"] = powershell_lines(BY_NAME["litellm-openai"])
     for endpoint in ENDPOINTS:
         if endpoint.name in LOCAL:
             files[f"endpoints/{endpoint.name}.sh"] = shell_lines(endpoint)
@@ -70,7 +163,16 @@ def endpoint_files() -> dict[str, str]:
 
 def endpoint_numbers() -> dict[str, str]:
     """The values the page's prose quotes, as {{ endpoints.NAME.FIELD }}."""
-    numbers = {"endpoints.ollama.context": str(OLLAMA_CONTEXT)}
+    numbers = {"endpoints.ollama.context": str(OLLAMA_CONTEXT),
+               "endpoints.ollama.download_gb": str(OLLAMA_DOWNLOAD_GB),
+               "endpoints.ollama.vram_gb": str(OLLAMA_VRAM_GB),
+               "endpoints.litellm.url": LITELLM_URL,
+               "endpoints.litellm.alias": MODEL_ALIAS,
+               "endpoints.litellm.MAX_TOKENS": MAX_TOKENS,
+               "endpoints.litellm.context": f"{CONTEXT:,}"}
+    numbers.update(real_numbers())
+    room = OLLAMA_CONTEXT - int(BY_NAME["ollama"].settings["MAX_TOKENS"])
+    numbers["endpoints.ollama.prompt_room"] = f"{room:,}"
     for endpoint in ENDPOINTS:
         if endpoint.name in LOCAL:
             numbers[f"endpoints.{endpoint.name}.model"] = endpoint.model
@@ -87,7 +189,11 @@ def endpoint_numbers() -> dict[str, str]:
 
 def learner_settings(endpoint: Endpoint) -> dict[str, str]:
     """The variables to set, in order: where, the key (a local server checks none), the model,
-    and what the row adds (MAX_TOKENS within llama.cpp's context)."""
+    and what the row adds (MAX_TOKENS within a local server's context). LiteLLM in front of a
+    local OpenAI-format server: its master key, the model's alias in its config."""
+    if endpoint.name == "litellm-openai":
+        return {"ANTHROPIC_BASE_URL": LITELLM_URL, "ANTHROPIC_AUTH_TOKEN": MASTER_KEY,
+                "ANTHROPIC_API_KEY": "", "MODEL_ID": MODEL_ALIAS, "MAX_TOKENS": MAX_TOKENS}
     return {
         "ANTHROPIC_BASE_URL": endpoint.base_url,
         "ANTHROPIC_AUTH_TOKEN": endpoint.name,  # any text will do: the server does not check it
@@ -117,7 +223,8 @@ def table(language: str) -> str:
         cells = [endpoint.title, key_header(endpoint, labels), refuses(endpoint, labels),
                  ignores(endpoint, labels), thinking(endpoint, labels), usage(endpoint, labels),
                  known(endpoint.error_shape, labels), limits(endpoint, labels),
-                 code(endpoint.tool_id_prefix, "…", labels), is_error(endpoint, labels)]
+                 code(endpoint.tool_id_prefix, "…", labels), is_error(endpoint, labels),
+                 tool_choice(endpoint, labels)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -168,6 +275,12 @@ def is_error(endpoint: Endpoint, labels: dict) -> str:
     return labels["yes"] if endpoint.is_error_survives else labels["no"]
 
 
+def tool_choice(endpoint: Endpoint, labels: dict) -> str:
+    if endpoint.tool_choice is None:
+        return labels["unknown"]
+    return labels["tool_choice"][endpoint.tool_choice]
+
+
 def known(value: str | None, labels: dict) -> str:
     return labels["unknown"] if value is None else value
 
@@ -187,3 +300,53 @@ def sources() -> str:
                  for source in endpoint.sources]
         lines.append(f"- **{endpoint.title}**: " + "; ".join(cited))
     return "\n".join(lines) + "\n"
+
+
+# -- the notes, and the recordings --
+
+
+def notes(language: str) -> str:
+    """One line per row that has notes: its title, then what a learner needs to know."""
+    lines = []
+    for endpoint in ENDPOINTS:
+        said = endpoint.notes if language == "en" else NOTES_JA.get(endpoint.name, "")
+        if said:
+            lines.append(f"- **{endpoint.title}**: {said}")
+    return "\n".join(lines) + "\n"
+
+
+def recordings(language: str) -> str:
+    """Each recording the repository ships, and what answered it, read from its header: a
+    scripted model (the demos) or a real server (tests/recordings/real/)."""
+    labels = LABELS[language]
+    lines = []
+    for path in sorted(RECORDINGS.rglob("*.jsonl")):
+        header = json.loads(path.read_text(encoding="utf-8").split("\n", 1)[0])
+        upstream = header["upstream"]
+        if upstream.startswith("scripted model"):
+            said = labels["scripted"].format(scenario=upstream.removeprefix("scripted model ")
+                                             .strip("()"))
+        else:
+            said = labels["recorded"].format(model=header["model"], upstream=upstream,
+                                             date=header["date"])
+        lines.append(f"- `{Path(path).relative_to(ROOT).as_posix()}`: {said}")
+    return "\n".join(lines) + "\n"
+
+
+def real_numbers() -> dict[str, str]:
+    """What the page quotes of the real stack's v1 recording: about how many tokens the request
+    held (counted as plumbing/model.py counts them) and how many the server said it read."""
+    from plumbing.model import CHARACTERS_PER_TOKEN
+
+    lines = [json.loads(line) for line in (RECORDINGS / "real" / "v1_litellm_llama_server.jsonl")
+             .read_text(encoding="utf-8").splitlines()]
+    request = next(line["body"] for line in lines if line["kind"] == "request")
+    prompt = {name: request.get(name) for name in ("system", "tools", "messages")}
+    sent = len(json.dumps(prompt, ensure_ascii=False)) // CHARACTERS_PER_TOKEN
+    counted = 0
+    for line in lines:
+        if line["kind"] == "event" and line["data"]["type"] == "message_delta":
+            usage = line["data"]["usage"]
+            counted = sum(usage.get(name) or 0 for name in (
+                "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return {"real.v1_sent": f"{sent:,}", "real.v1_counted": f"{counted:,}"}

@@ -8,11 +8,15 @@
                                                         -> drop it, one line, the same request again
         `event: error` inside the 200 stream            -> the same request again, like a 529
         max_tokens inside a tool call                   -> once more, with room up to the maximum
+        a reply that is no reply: empty, cut before message_stop or a stop reason, or a stream
+        the SDK cannot read                             -> BadReply: one line naming the endpoint
+      the usage as the endpoint reported it (ReportedUsage): None where it sent no figure
 
 The history is never touched here: a retried request is the same request, so whatever stopped
 the first attempt leaves the conversation as it was.
 """
 
+import json
 import re
 import threading
 import time
@@ -20,6 +24,8 @@ from dataclasses import dataclass
 
 import anthropic
 
+from plumbing.replies import AgentStopped, tool_results_were_last
+from plumbing.screen import ReportedUsage
 from plumbing.turns import CallBudget
 
 # Thinking, on 5.x models on by default, and shown. On Sonnet 5.5 the notes the model writes
@@ -34,6 +40,12 @@ THINKING = {"type": "adaptive", "display": "summarized"}
 # so each call reads the whole earlier conversation from the cache.
 # https://platform.claude.com/docs/en/build-with-claude/prompt-caching
 AUTOMATIC_CACHING = {"type": "ephemeral"}
+# Sent with the tools: the API's default when tools are given, so Claude answers the same, and
+# the same on every request, so the cached prefix stays the same. Some OpenAI-format servers
+# leave the tools out of the prompt without it (llama-cpp-python). Only a forced choice ("any",
+# "tool") is refused by some models; "auto" is valid on every model and with thinking.
+# https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use#forcing-tool-use
+AUTO_TOOL_CHOICE = {"type": "auto"}
 # The largest max_tokens of each model, for the retry of a reply cut inside a tool call; a
 # model not listed gets UNKNOWN_MAX_OUTPUT, the smallest of current models.
 # https://platform.claude.com/docs/en/about-claude/models/overview
@@ -127,13 +139,17 @@ class RequestOptions:
     def __init__(self, screen) -> None:
         self.screen = screen
         self.lock = threading.Lock()  # subagents call the model from their own threads
-        self.optional = {"thinking": dict(THINKING), "cache_control": dict(AUTOMATIC_CACHING)}
+        self.optional = {"thinking": dict(THINKING), "cache_control": dict(AUTOMATIC_CACHING),
+                         "tool_choice": dict(AUTO_TOOL_CHOICE)}
 
     def added_to(self, request: dict) -> dict:
         with self.lock:
             if "cache_control" not in self.optional:  # refused: the system's breakpoint goes too
                 request = without_system_breakpoint(request)
-            return {**request, **self.optional}
+            added = {**request, **self.optional}
+        if not request.get("tools"):  # the API refuses a tool_choice without tools
+            added.pop("tool_choice", None)
+        return added
 
     def drop_refused(self, exc: anthropic.APIStatusError, sent: dict) -> bool:
         """If the endpoint refused the request (400, 422) and its error names an optional field
@@ -182,7 +198,8 @@ def without_system_breakpoint(request: dict) -> dict:
 
 
 FEATURE_LOST = {"thinking": "the model thinks as its default says, and nothing of it is shown",
-                "cache_control": "no prompt caching: every call pays for the whole prompt"}
+                "cache_control": "no prompt caching: every call pays for the whole prompt",
+                "tool_choice": "the server decides whether the model sees the tools"}
 
 
 def stream_reply(client: anthropic.Anthropic, request: dict, options: RequestOptions,
@@ -206,6 +223,7 @@ def stream_reply(client: anthropic.Anthropic, request: dict, options: RequestOpt
                          f"{broken_streams + 1} of {STREAM_RETRIES + 1}")
             time.sleep(STREAM_RETRY_DELAY * 2 ** (broken_streams - 1))
             continue
+        response.usage = reported_usage(response.usage, sent)
         if not cut_inside_tool_call(response):
             return response
         room = MAX_OUTPUT.get(request["model"], UNKNOWN_MAX_OUTPUT)
@@ -218,16 +236,95 @@ def stream_reply(client: anthropic.Anthropic, request: dict, options: RequestOpt
 
 
 def stream_once(client: anthropic.Anthropic, request: dict, screen) -> anthropic.types.Message:
-    """Stream one reply: its thinking dimmed and set apart, its text as it comes."""
+    """Stream one reply: its thinking dimmed and set apart, its text as it comes. A reply that
+    is no reply (see BadReply) raises BadReply, naming the endpoint."""
+    host = client.base_url.netloc.decode()
+    seen = set()  # the kinds of event that came: message_start, message_stop, ...
     with client.messages.stream(**request) as stream:
-        for event in stream:
-            if event.type == "thinking":
-                screen.thinking(event.thinking)
-            elif event.type == "text":
-                screen.text(event.text)
-            elif event.type == "content_block_stop" and event.content_block.type == "thinking":
-                screen.end_thinking()  # the next block starts on a line of its own
-        return stream.get_final_message()
+        events = iter(stream)
+        while True:
+            try:
+                event = next(events)
+            except StopIteration:
+                break
+            except anthropic.APIError:
+                raise  # an error the endpoint sent: retried, or explained, by its status
+            except Exception as exc:  # noqa: BLE001 - whatever the SDK raised while reading
+                raise BadReply(unreadable_stream(host, exc, seen)) from exc
+            seen.add(event.type)
+            show(event, screen)
+        if "message_start" not in seen:
+            raise BadReply(no_reply(host, "HTTP 200 and then no message at all"))
+        response = stream.get_final_message()
+    fault = reply_fault(response, seen, request)
+    if fault:
+        raise BadReply(no_reply(host, fault))
+    return response
+
+
+def show(event, screen) -> None:
+    if event.type == "thinking":
+        screen.thinking(event.thinking)
+    elif event.type == "text":
+        screen.text(event.text)
+    elif event.type == "content_block_stop" and event.content_block.type == "thinking":
+        screen.end_thinking()  # the next block starts on a line of its own
+
+
+class BadReply(AgentStopped):
+    """The endpoint answered 200, but what came is no reply: nothing in it, a stream that stops
+    before `message_stop` or without a stop reason, or one the SDK cannot read (a tool call's
+    input that is not JSON, a block it never started). The Messages API never sends these, so
+    the endpoint (a gateway, or the server behind it) is the likely cause, not the model."""
+
+
+def reply_fault(response: anthropic.types.Message, seen: set, request: dict) -> str:
+    """What is wrong with a reply that streamed to its end, in a few words; "" if nothing is.
+    An empty reply right after tool results is the model's (final_answer() says so): the API
+    documents it, and it comes with a stop reason."""
+    if "message_stop" not in seen:
+        return "a stream that ended before message_stop"
+    if response.stop_reason is None:
+        return "a reply without a stop reason"
+    if not response.content and not tool_results_were_last(request["messages"]):
+        return f"an empty reply (stop reason {response.stop_reason}, no text, no tool call)"
+    return ""
+
+
+def no_reply(host: str, what: str) -> str:
+    return (f"the endpoint at {host} sent {what}: the endpoint, or the server behind it, is the "
+            "likely cause, not the model; its log says why: try again, or another MODEL_ID "
+            "or ANTHROPIC_BASE_URL")
+
+
+def unreadable_stream(host: str, exc: Exception, seen: set) -> str:
+    first_line = (str(exc).splitlines() or [""])[0][:UNREADABLE_SHOWN]
+    after = "its first event" if not seen else "its events"
+    return (f"the endpoint at {host} sent a stream the SDK cannot read ({type(exc).__name__}: "
+            f"{first_line}, in {after}): the endpoint, or the server behind it, is the likely "
+            "cause, not the model; its log says why: try again, or another MODEL_ID or "
+            "ANTHROPIC_BASE_URL")
+
+
+UNREADABLE_SHOWN = 200  # characters of the SDK's error: it may quote a whole tool input
+
+
+def reported_usage(usage: anthropic.types.Usage, sent: dict) -> ReportedUsage:
+    """The usage as the endpoint sent it (the SDK leaves a figure it never got as None), with
+    about how many tokens the request held and whether it asked for caching: the screen's usage
+    line says where the two disagree (plumbing/screen.py, usage_line)."""
+    prompt = {name: sent.get(name) for name in ("system", "tools", "messages")}
+    size = len(json.dumps(prompt, ensure_ascii=False, default=as_data)) // CHARACTERS_PER_TOKEN
+    return ReportedUsage.construct(**usage.to_dict(), sent_estimate=size,
+                                   cache_asked="cache_control" in sent)
+
+
+CHARACTERS_PER_TOKEN = 4  # a rough count of what was sent: English text, JSON
+
+
+def as_data(block) -> dict:
+    """A block of the SDK's (a reply's block kept in the history) as the JSON it is sent as."""
+    return block.to_dict()
 
 
 def cut_inside_tool_call(response: anthropic.types.Message) -> bool:

@@ -90,15 +90,45 @@ def result_line(output: str, is_error: bool, width: int, tty: bool) -> tuple[str
     return f"  {first}{more}", style
 
 
+class ReportedUsage(anthropic.types.Usage):
+    """A reply's usage as the endpoint reported it, with what the request held (made by
+    plumbing/model.py). A figure the endpoint did not send is None, never 0."""
+
+    sent_estimate: int = 0  # about how many tokens the request held
+    cache_asked: bool = True  # the request asked for prompt caching (cache_control)
+
+
+FAR_BELOW = 4  # a reported input this many times smaller than what was sent is not a full count
+
+
 def usage_line(usage: anthropic.types.Usage) -> str:
-    """The tokens of one model call; "in" is what neither the cache read nor the cache wrote.
-    The cache figures only where the endpoint counts them: Claude with nothing cached says 0,
-    Ollama or llama.cpp send no such field (None), and a 0 there would claim a cache miss."""
-    line = f"tokens: in {usage.input_tokens:,}, out {usage.output_tokens:,}"
+    """The tokens of one model call, as the endpoint reported them; "in" is what neither the
+    cache read nor the cache wrote. A figure the endpoint did not send shows as "not reported",
+    never as 0: Ollama and llama.cpp send no cache figures, and a 0 there would claim a cache
+    miss. Where the request asked for no cache (the endpoint refused cache_control), or the
+    reported input is far below what was sent (a gateway's partial count, or a server that left
+    part of the request out of the prompt), the line says so after a semicolon."""
+    figures = [f"in {reported(usage.input_tokens)}", f"out {reported(usage.output_tokens)}"]
+    notes = []
     written, read = usage.cache_creation_input_tokens, usage.cache_read_input_tokens
-    if written is None and read is None:
-        return line
-    return f"{line}, cache write {written or 0:,}, cache read {read or 0:,}"
+    if not getattr(usage, "cache_asked", True):
+        notes.append("no cache: the endpoint refused cache_control")
+    elif written is None and read is None:
+        notes.append("no cache figures: the endpoint sent none")
+    else:
+        figures += [f"cache write {reported(written)}", f"cache read {reported(read)}"]
+    counted = (usage.input_tokens or 0) + (written or 0) + (read or 0)
+    sent = getattr(usage, "sent_estimate", 0)
+    if usage.input_tokens is not None and counted * FAR_BELOW < sent:
+        notes.append(f"the endpoint counted {counted:,} input tokens of about {sent:,} sent: a "
+                     "partial count, or part of the request never reached the model")
+    return "; ".join([f"tokens: {', '.join(figures)}", *notes])
+
+
+def reported(count: int | None) -> str:
+    if count is None:
+        return "not reported"
+    return f"{count:,}"
 
 
 class LoopScreen(Protocol):

@@ -14,7 +14,7 @@ import httpx2
 
 from plumbing.budget import cut_short, make_room, tool_results_size
 from plumbing.commands import end_every_process_started
-from plumbing.model import REFUSAL_STATUSES, read_api_error
+from plumbing.model import REFUSAL_STATUSES, BadReply, read_api_error
 from plumbing.replies import AgentStopped, Refused, room_made
 from plumbing.sandbox import remove_private_folders
 from plumbing.screen import Screen
@@ -139,6 +139,9 @@ def sent_field(request, name: str) -> str:
 def recover_from(exc: BaseException, messages: list, before: list, screen: Screen,
                  stopped: threading.Event) -> int:
     """Say in one line why a turn failed, keep the history valid, and return an exit code."""
+    if isinstance(exc, BadReply):  # the broken reply was never added: the history is valid
+        screen.alert(f"error: {bounded(str(exc))}; your conversation is kept")
+        return 1
     if isinstance(exc, AgentStopped):  # the round cap, max_tokens, a refusal: the history is valid
         screen.alert(f"stopped: {exc}; your conversation is kept: say how to go on")
         return 1

@@ -31,6 +31,10 @@ from these rows, so a fact is written once, here, next to the page or file it co
                        ({size} and {window} are filled in)
     tool_id_prefix     how the ids of its tool_use blocks begin              unknown
     is_error_survives  the model is told that a tool_result has is_error     unknown
+    tool_choice        what it does with tool_choice {"type": "auto"}, which unknown (played
+                       the scripts send with their tools: "passed" (on to   as the API: taken)
+                       the model, or to the backend as its own field),
+                       "ignored" (accepted, dropped)
     settings           what a learner sets besides the URL, key and model
                        (MAX_TOKENS within a local server's context size)
 
@@ -85,6 +89,7 @@ class Endpoint:
     too_long: str | None = None
     tool_id_prefix: str | None = None
     is_error_survives: bool | None = None
+    tool_choice: str | None = None
     settings: dict[str, str] = field(default_factory=dict)
     notes: str = ""
 
@@ -110,6 +115,7 @@ ANTHROPIC = Endpoint(
     error_shape="anthropic",
     tool_id_prefix="toolu_",
     is_error_survives=True,
+    tool_choice="passed",
     notes="max_output and context_window are the model's: see the model table.",
 )
 ENDPOINTS = [
@@ -139,6 +145,10 @@ ENDPOINTS = [
         auth=("x-api-key", "bearer"),
         key_checked=False,
         ignores=("cache_control", "tool_choice", "metadata"),
+        tool_choice="ignored",
+        # the page sets a 65,536-token context (docsgen/endpoints.py): the default MAX_TOKENS of
+        # 64,000 would leave 1,536 tokens for the prompt
+        settings={"MAX_TOKENS": "16384"},
         thinking="no signature",
         usage=PLAIN_USAGE,
         stream_errors=False,
@@ -272,6 +282,7 @@ ENDPOINTS = [
         error_shape="anthropic",
         tool_id_prefix="call_",
         is_error_survives=False,
+        tool_choice="passed",
         notes=(
             "`thinking` becomes reasoning_effort, which a model without reasoning refuses "
             "unless drop_params is set. Calls /v1/responses unless litellm_settings has "

@@ -615,8 +615,9 @@ def test_usage_that_only_the_end_of_the_stream_carries_is_shown(
     [
         # below the model's cache minimum (4,096 tokens) nothing is cached, and Claude says 0
         ("anthropic", "claude-opus-4-6", ", cache write 0, cache read 0"),
-        ("ollama", "", ""),  # its usage has input and output only: no cache figures at all
-        ("vllm", "", ""),  # ... and those only at the end of the stream
+        # its usage has input and output only: no cache figures, and no 0 that claims a miss
+        ("ollama", "", "; no cache figures: the endpoint sent none"),
+        ("vllm", "", "; no cache figures: the endpoint sent none"),  # ... counted at the end
     ],
 )
 @once("v1")

@@ -728,11 +728,11 @@ def test_bubblewraps_argument_list(work):
                 "--proc", "/proc", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
     for path in ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
                  "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/localtime",
-                 "/etc/alternatives", "/etc/magic", "/etc/magic.mime"]:
+                 "/etc/alternatives", "/etc/magic", "/etc/magic.mime", "/etc/gitconfig"]:
         expected += ["--ro-bind-try", path, path]
     expected += ["--ro-bind", str(work), str(work), "--chdir", str(work), "--remount-ro", "/"]
     inside = {"GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
-              "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8",
+              "GIT_PAGER": "cat", "PAGER": "cat", "LANG": "C.UTF-8",
               "LC_ALL": "C.UTF-8", "PATH": read_only_path(), "HOME": "/tmp", "TMPDIR": "/tmp"}
     for name, value in inside.items():
         expected += ["--setenv", name, value]
@@ -756,7 +756,7 @@ def test_bwrap_or_a_command_starts_with_no_secret_in_its_environment(work, monke
     private = str(work)
     assert launcher_environment(private, platform) == {
         "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
-        "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_PAGER": "cat", "PAGER": "cat",
         "LANG": platform.utf8_locale, "LC_ALL": platform.utf8_locale,
         "PATH": read_only_path(), "HOME": private, "TMPDIR": private, "TEMP": private,
         "TMP": private}

@@ -360,17 +360,20 @@ def test_parallel_replies_go_out_in_the_recorded_order_whoever_asks_first():
     fast.events = [{"at": 0.3, "event": "message_stop", "data": {}}]
     turnstile = Turnstile(Recording({}, [slow, fast]), max_pause=0)
     order = []
+    slow_is_waiting = threading.Event()
 
     def reply(exchange: Exchange) -> None:
         for position in range(2):
             step = turnstile.index[(exchange.number, position)]
+            if exchange is slow:
+                slow_is_waiting.set()
             turnstile.wait(step)
             order.append((exchange.number, position))
             turnstile.went(step)
 
     first = threading.Thread(target=reply, args=(slow,))
     first.start()
-    time.sleep(0.05)  # the slow one is already waiting
+    assert slow_is_waiting.wait(5)  # the slow one asks first
     reply(fast)
     first.join(5)
     assert order == [(2, 0), (2, 1), (1, 0), (1, 1)]

@@ -175,14 +175,18 @@ def test_edit_file_replaces_the_one_match(scripted_api, agent, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"), [("a = 1\n", "matches 0 places"), ("x\nx\nx\n", "matches 3 places")]
+    ("text", "expected", "hint"),
+    [
+        ("a = 1\n", "matches 0 places", "read the file and copy the text exactly"),
+        ("x\nx\nx\n", "matches 3 places", "add nearby lines so it matches one"),
+    ],
 )
-def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, expected):
+def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, expected, hint):
     (tmp_path / "a.py").write_text(text)
     result = call_tool(
         scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "x", "new_text": "y"}
     )
-    assert result["is_error"] and expected in result["content"]
+    assert result["is_error"] and expected in result["content"] and hint in result["content"]
     assert (tmp_path / "a.py").read_text() == text
 
 
