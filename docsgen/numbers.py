@@ -11,6 +11,10 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     the compaction benchmark                  run the same way (`bench/compaction.py --json`):
                                               {{ compaction.clearing.billed }}, ..., and its
                                               printed table, .generated/bench/compaction.txt
+    the MCP budget benchmark                  run in a process of its own, beside the others
+                                              (`bench/mcp_budget.py --json`):
+                                              {{ mcp.full_cut.share }}, ..., and its table,
+                                              .generated/bench/mcp_budget.txt
     the models the scripted server knows      scripted/models.py: each one's cache minimum, ...
     a setting's default                       `MAX_TOKENS = int(os.environ.get("MAX_TOKENS",
                                               64_000))` gives {{ v1.MAX_TOKENS }}
@@ -179,6 +183,16 @@ print(json.dumps({"caching": caching.measure(), "hygiene": context_hygiene.measu
 """
 
 
+# v6's benchmark starts v6 and an MCP server: in a process of its own, it runs beside the others.
+MCP_BENCHMARK = """
+import json, sys
+sys.path.insert(0, "bench")
+import mcp_budget
+figures = mcp_budget.measure()
+print(json.dumps({"mcp": figures, "mcp_table": mcp_budget.table(figures)}))
+"""
+
+
 def benchmark_figures(program: str = BENCHMARKS) -> dict:
     """bench/context_hygiene.py's sizes ("hygiene": the largest main-agent request, inline and
     delegated), bench/caching.py's figures ("caching": a v1 session's input tokens, read
@@ -254,6 +268,30 @@ def compaction_numbers(figures: dict) -> dict[str, str]:
     for way in ("cached", "resent", "clearing"):
         numbers[f"compaction.vs_{way}"] = f"{v5['billed'] / figures[way]['billed']:.2f}"
     numbers["compaction.saved_share"] = f"{1 - v5['billed'] / figures['cached']['billed']:.0%}"
+    return numbers
+
+
+def mcp_numbers(figures: dict) -> dict[str, str]:
+    """{{ mcp.<way>.<figure> }} for each way bench/mcp_budget.py answered its query, each way's
+    share of the uncut full answer's tokens ({{ mcp.full_cut.share }}) and of Claude Code's cap
+    ({{ mcp.full_uncut.of_cap }}), the characters of each mode's answer ({{ mcp.sizes.full }}),
+    and the benchmark's settings ({{ mcp.query }}, {{ mcp.budget }}, {{ mcp.cap }},
+    {{ mcp.top }})."""
+    numbers = {"mcp.query": figures["query"]}
+    for name in ("budget", "cap", "top"):
+        numbers[f"mcp.{name}"] = as_shown(figures[name])
+    for mode, size in figures["sizes"].items():
+        numbers[f"mcp.sizes.{mode}"] = as_shown(size)
+    full = figures["ways"]["full_uncut"]["result_tokens"]
+    for way, found in figures["ways"].items():
+        for name, value in found.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                numbers[f"mcp.{way}.{name}"] = as_shown(value)
+        numbers[f"mcp.{way}.share"] = f"{found['result_tokens'] / full:.3f}"
+        numbers[f"mcp.{way}.of_cap"] = f"{found['result_tokens'] / figures['cap']:.1f}"
+    ways = figures["ways"]
+    extra = ways["summary_then_detailed"]["input"] - ways["detailed_cut"]["input"]
+    numbers["mcp.second_call_input"] = as_shown(extra)  # summary first, against detailed at once
     return numbers
 
 
@@ -335,7 +373,7 @@ def compact_at_ceilings(script: Path) -> dict[str, str]:
 
 
 def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
-                 compaction: dict | None = None) -> dict[str, str]:
+                 compaction: dict | None = None, mcp: dict | None = None) -> dict[str, str]:
     """Every number a page may quote, by name, already written as the page shows it."""
     numbers = {
         "hygiene.inline": f"{hygiene['inline']:,}",
@@ -358,6 +396,8 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
     numbers.update(caching_numbers(caching))
     if compaction is not None:
         numbers.update(compaction_numbers(compaction))
+    if mcp is not None:
+        numbers.update(mcp_numbers(mcp))
     for version, script in SCRIPTS.items():
         if (ROOT / script).exists():
             for name, value in number_constants(ROOT / script).items():

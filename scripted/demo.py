@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from plumbing.platforms import Platform, this_platform
-from scripted import ROOT, SCRIPTS
+from scripted import ROOT, SCRIPTS, script_args
 from scripted.endpoints import BY_NAME, unknown_endpoint
 from scripted.record import write_files
 from scripted.replay import MAX_PAUSE, replay_in_folder
@@ -64,6 +64,7 @@ def run_demo(
                 str(ROOT / SCRIPTS[version]),
                 "--workdir",
                 str(workdir),
+                *script_args(scenario.get("args", [])),  # v6: --mcp-config, the demo's server
                 scenario["task"],
             ],
             env=env,

@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 
-from scripted import ROOT, SCRIPTS
+from scripted import ROOT, SCRIPTS, script_args
 from scripted.server import ScriptedAPI, load_scenario, loopback_env
 
 # -- configuration --
@@ -463,9 +463,11 @@ def record_session(
     piped: str | None = None,
     source: str = "",
     run: Callable[[Path, list[str], dict, str | None], int] = run_script,
+    options: list[str] | None = None,
 ) -> int:
     """Run the version's script through the recording proxy and write the file; return the
-    script's exit code. `piped`: what to send to the script's prompt (None: the terminal)."""
+    script's exit code. `piped`: what to send to the script's prompt (None: the terminal).
+    `options`: the script's own (v6's --mcp-config FILE), kept in the header for the replay."""
     script = ROOT / SCRIPTS[version]
     secrets = {
         env[name]
@@ -490,7 +492,7 @@ def record_session(
             "at a copy of the folder as it is now]",
             flush=True,
         )
-    args = ["--workdir", str(workdir)] + ([task] if task else [])
+    args = ["--workdir", str(workdir), *script_args(options or [])] + ([task] if task else [])
     try:
         code = run(script, args, child_env, piped)
     finally:
@@ -516,6 +518,8 @@ def record_session(
         "files": files,
         "files_left_out": left_out,
     }
+    if options:  # only where there are some: older recordings stay as they were
+        header["args"] = options
     write_recording(out, header, proxy.exchanges, proxy.secrets)
     print(
         f"[recorded {len(proxy.exchanges)} requests to {out}; replay it offline with: "
@@ -543,6 +547,7 @@ def record_demo(version: str, out: Path, workdir: Path) -> int:
             api.start(),
             env,
             source=f"scripted model ({scenario_file})",
+            options=scenario.get("args", []),
         )
     finally:
         api.stop()

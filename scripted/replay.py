@@ -44,7 +44,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from scripted import ROOT
+from scripted import ROOT, script_args
 from scripted.models import MODELS
 from scripted.record import FORMAT, Exchange, LoopbackServer, json_or_text, run_script, write_files
 from scripted.rules import cache_breakpoint_errors, model_errors, validate_request
@@ -461,7 +461,10 @@ def replay_session(
     task = [header["task"]] if header["task"] else []
     try:
         code = run(
-            script, ["--workdir", str(workdir), *task], env, None if task else header["typed"]
+            script,
+            ["--workdir", str(workdir), *script_args(header.get("args", [])), *task],
+            env,
+            None if task else header["typed"],
         )
     finally:
         server.stop()

@@ -12,11 +12,20 @@ calls whose first, second and last figures all differ.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
 
-from docsgen.changes import card, card_files, diff_counts, tool_names, what_changed
+from docsgen.changes import (
+    Changes,
+    card,
+    card_files,
+    diff_counts,
+    served_tools,
+    tool_names,
+    what_changed,
+)
 from docsgen.charts import GISTDEX
 from docsgen.hood import FIRST_CALLS
 from docsgen.numbers import (
@@ -509,3 +518,58 @@ def test_a_card_with_nothing_new_says_none_and_escapes_names(tmp_path):
     assert '<dd data-key="tools">なし</dd>' in japanese
     assert '<dd data-key="sections"><code>x &amp; y</code></dd>' in japanese
     assert '<dd data-key="changed">なし</dd>' in japanese
+
+
+def mcp_way(calls: int, result_tokens: int, total_input: int, read: int) -> dict:
+    return {"modes": ["full"], "calls": calls, "result_tokens": result_tokens,
+            "result_characters": result_tokens * 4 - 1, "input": total_input,
+            "last_input": total_input - 7, "sections_read": read, "cut": False}
+
+
+MCP = {  # one query answered several ways, as bench/mcp_budget.py --json gives it
+    "query": "context budget", "budget": 30_000, "cap": 25_000, "top": 5,
+    "sizes": {"summary": 1_330, "detailed": 15_174, "full": 321_272},
+    "ways": {"full_uncut": mcp_way(2, 82_099, 84_808, 5), "full_cut": mcp_way(2, 7_725, 10_434, 1),
+             "summary_cut": mcp_way(2, 362, 3_071, 0), "detailed_cut": mcp_way(2, 3_876, 6_585, 5),
+             "summary_then_detailed": mcp_way(3, 4_238, 8_735, 5)},
+}
+
+
+def test_the_mcp_benchmark_figures_are_written_as_the_v6_chapter_quotes_them():
+    """Each way's share of the uncut answer and of Claude Code's cap, the settings, and the input
+    the second call of summary-then-detailed costs against detailed at once."""
+    numbers = page_numbers(HYGIENE, {}, CACHING, COMPACTION, MCP)
+    assert {name: numbers[f"mcp.{name}"] for name in (
+        "query", "budget", "cap", "top", "sizes.full", "full_uncut.result_tokens",
+        "full_cut.share", "full_uncut.of_cap", "full_cut.sections_read",
+        "summary_then_detailed.share", "summary_then_detailed.calls", "second_call_input",
+    )} == {
+        "query": "context budget", "budget": "30,000", "cap": "25,000", "top": "5",
+        "sizes.full": "321,272", "full_uncut.result_tokens": "82,099", "full_cut.share": "0.094",
+        "full_uncut.of_cap": "3.3", "full_cut.sections_read": "1",
+        "summary_then_detailed.share": "0.052", "summary_then_detailed.calls": "3",
+        "second_call_input": "2,150",
+    }
+    assert "mcp.full_uncut.cut" not in numbers  # a yes/no, not a figure
+
+
+def recorded(*tool_lists: list[str]) -> list[dict]:
+    """A demo's recording: one request per list, declaring those tools."""
+    return [{"raw": json.dumps({"tools": [{"name": name} for name in names]})}
+            for names in tool_lists]
+
+
+def test_the_card_names_the_tools_a_server_offered_in_the_demo_and_only_those():
+    """v6's new tool is in no file: the demo's MCP server offered it. A tool the script writes
+    is not named twice, and one the older demo already declared is not new."""
+    old = recorded(["bash", "Skill"], ["bash", "Skill"])
+    new = recorded(["bash", "Skill", "todo", "mcp__docs__search_docs"],
+                   ["read_only_bash", "mcp__git__git_log", "mcp__docs__search_docs"])
+    changes = Changes(["todo"], [], [], [], 3, 1)
+    served = served_tools(old, new, changes)
+    assert served == ["mcp__docs__search_docs", "read_only_bash", "mcp__git__git_log"]
+    changes.served = ["mcp__docs__search_docs"]
+    shown = card(changes, "v5", "v6", "en")
+    assert ('<dd data-key="tools"><code>todo</code>, <code>mcp__docs__search_docs</code> (offered '
+            "by the demo's MCP server)</dd>") in shown
+    assert '<dd data-key="tools">なし</dd>' in card(Changes([], [], [], [], 0, 0), "v1", "v2", "ja")

@@ -25,7 +25,8 @@ from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
-posix_shell = pytest.mark.skipif(os.name != "posix", reason="runs a POSIX shell's printf")
+posix_shell = pytest.mark.skipif(os.name != "posix",
+                                 reason="runs POSIX programs (printf, yes, sleep)")
 # Without setsid the job it starts never runs, and a test that the job was ended would pass on
 # nothing: it skips.
 needs_setsid = pytest.mark.skipif(shutil.which("setsid") is None,
@@ -125,7 +126,7 @@ def test_a_stopped_command_ends_with_its_whole_tree(stop, platform, tmp_path):
     assert [still_running_after_a_moment(length) for length in seconds] == [False] * 4
 
 
-@posix_shell
+@needs_setsid
 @pytest.mark.parametrize("platform", ["linux", "macos"])
 def test_a_stopped_command_ends_what_left_its_tree_without_the_tag(platform):
     """`env -i` drops the tag from a process's environment, as macOS hides the environment of

@@ -49,7 +49,7 @@ def work(tmp_path, monkeypatch):
     """The work folder, with a/b/notes.txt in it."""
     folder = tmp_path / "work"
     (folder / "a" / "b").mkdir(parents=True)
-    (folder / "a" / "b" / "notes.txt").write_text("mine\n")
+    (folder / "a" / "b" / "notes.txt").write_bytes(b"mine\n")  # write_text: \r\n on Windows
     monkeypatch.chdir(folder)
     return folder
 

@@ -94,6 +94,7 @@ def record(
     task: str | None,
     typed: str | None = None,
     credential: str = "ANTHROPIC_API_KEY",
+    options: list[str] | None = None,
 ):
     """Record the version through the proxy, the scripted server as the upstream, with KEY as
     the credential; the file, what the script printed, and the work directory."""
@@ -105,7 +106,8 @@ def record(
     if credential != "ANTHROPIC_API_KEY":
         env["ANTHROPIC_API_KEY"] = None  # the in-process runner unsets it for the script
     code = record_session(
-        version, out, workdir, task, scripted_api.start(), env, piped=typed, run=runner
+        version, out, workdir, task, scripted_api.start(), env, piped=typed, run=runner,
+        options=options,
     )
     assert code == 0, runner.output
     return out, runner.output, workdir
@@ -127,7 +129,9 @@ def test_a_recorded_session_replays_offline_to_the_same_screen(version, scripted
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
     scripted_api.play(scenario)
     starting_project(tmp_path / "work", scenario.get("files", {}))
-    out, recorded, workdir = record(scripted_api, tmp_path, version, scenario["task"])
+    out, recorded, workdir = record(
+        scripted_api, tmp_path, version, scenario["task"], options=scenario.get("args")
+    )
     code, shown = replayed(out, tmp_path / "replay")
     assert code == 0, shown
     assert screen(shown, tmp_path / "replay") == screen(recorded, workdir)
