@@ -21,6 +21,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from scripted import SCRIPTS
 from workshop.reference import EXERCISES, variants
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +40,9 @@ def tests_in(file: str, leaving_out: tuple[str, ...] = ()) -> list[str]:
     return [f"{file}::{name}" for name in names if not any(word in name for word in leaving_out)]
 
 
-LESSONS = ["v1_basic.py", "v2_planning.py", "v3_subagents.py", "v4_skills.py", "v5_compaction.py"]
+# the lesson scripts, v1 first; a target's functions are looked for in each (from its list's
+# slice on: v3 onwards for subagents ...)
+LESSONS = [name for name in SCRIPTS.values() if (ROOT / name).exists()]
 
 # A target: the files to mutate; optionally the functions (mutmut's names, globs allowed) when
 # only part of a file is in scope; and the tests that matter for it.
