@@ -110,10 +110,10 @@ def test_the_usage_lines_words_on_the_page_match_the_code():
 
     english = (ROOT / "docs_en" / "other-models.md").read_text(encoding="utf-8")
     japanese = (ROOT / "docs_ja" / "other-models.md").read_text(encoding="utf-8")
-    assert (FAR_BELOW, CHARACTERS_PER_TOKEN) == (4, 4)  # the pages say "a quarter", "four"
+    assert (FAR_BELOW, CHARACTERS_PER_TOKEN) == (2, 4)  # the pages say "half", "four"
     english = " ".join(english.split())
-    assert "less than a quarter of the request" in english
+    assert "less than half of the request" in english
     assert "(about four characters a token)" in english
-    assert "4 分の 1 に満たない" in japanese and "1 トークンを約 4 文字" in japanese
+    assert "半分に満たない" in japanese and "1 トークンを約 4 文字" in japanese
     for said in ("not reported", "no cache figures: the endpoint sent none", "no cache"):
         assert said in english and said in japanese
