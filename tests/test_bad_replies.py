@@ -336,3 +336,12 @@ def test_litellm_ends_a_reply_its_backend_dropped_as_if_it_were_complete(
     assert reply[-2]["delta"]["stop_reason"] == "end_turn"
     assert replayed_through(canned, make_agent, "v1_litellm_backend_stops") == 0
     assert capsys.readouterr().err == ""
+
+
+@once("v1")
+def test_an_empty_refusal_is_still_a_refusal_not_a_broken_endpoint(canned, make_agent, capsys):
+    canned.replies.append([START, delta("refusal"), STOP])
+    agent = make_agent(ANTHROPIC_BASE_URL=f"http://{canned.host}")
+    assert agent.run_turn([], "hi") == 1
+    said = capsys.readouterr().err
+    assert "declined" in said and "endpoint" not in said
