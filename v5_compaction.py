@@ -42,8 +42,10 @@ it no longer fits the context window. After a round of tool calls whose request 
 COMPACT_AT tokens, the agent asks the model for a summary of the work so far (the history as it
 stands plus one question, so the request reads the cached prefix), then goes on from a fresh
 history: the summary, and what must survive word for word. `/compact` at the prompt does the same
-by hand. The screen says when it compacts, and how many tokens went in and came out. Subagents
-never compact: their history ends with their report.
+by hand. The screen says when it compacts, and how many tokens went in and came out. A summary
+request that fails keeps the history as it was and is not asked again until the next turn. The
+system prompt ends with a cache breakpoint, so that system and tools stay cached across a
+compaction. Subagents never compact: their history ends with their report.
 
 Settings come from the environment, or from the .env file beside this script (never from one in
 the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (a compatible
@@ -169,7 +171,10 @@ def agent_loop(messages: list, system: str, tools: list, screen: LoopScreen,
             # Past compact_at, the next request (larger still) goes out from a summary instead.
             # Only the main conversation passes one: a subagent's history ends with its report.
             if compact_at and prompt_size(response.usage) > compact_at:
+                first_message = messages[0]
                 compact(messages, system, tools, screen, f"over COMPACT_AT={compact_at:,}")
+                if messages[0] is first_message:  # not replaced: the summary request failed
+                    compact_at = None  # so not again this turn: one extra call, not one a round
         elif response.stop_reason != "pause_turn":  # pause_turn: send it back and the model resumes
             return final_answer(response, messages)  # an empty one after tool results stops
     raise AgentStopped(f"no final answer within the round cap of {max_rounds} model calls")
@@ -179,7 +184,8 @@ def call_model(messages: list, system: str, tools: list,
                screen: LoopScreen) -> anthropic.types.Message:
     """One streamed model call: its thinking shown dimmed, then its text. The same system prompt
     and tools each time, and automatic caching: each call reads the earlier ones from the cache."""
-    request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "system": system, "tools": tools,
+    request = {"model": MODEL_ID, "max_tokens": MAX_TOKENS, "tools": tools,
+               "system": cached_system(system),  # its breakpoint outlives a compaction
                "messages": messages}
     response = stream_reply(client, request, OPTIONS, screen, CALLS)  # retried where it helps
     screen.reply_done(response)
@@ -609,7 +615,8 @@ KEPT = WorkSoFar()
 def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: str) -> None:
     """Ask for a summary of the history, then go on from a fresh one. The summary request sends
     the same system prompt and tools and the history as it stands, one question appended: all
-    but the question is the prefix the last request cached, so it is read, not paid for again.
+    of it up to the last round is the prefix the last request cached, so it is read, not paid
+    for again; the last reply, its results and the question are new. Ctrl-C stops the turn.
     The history is replaced only once the summary is there: a failure keeps it as it was."""
     screen.note(f"compacting ({why}): asking for a summary of the work so far")
     try:
@@ -620,6 +627,12 @@ def compact(messages: list, system: str, tools: list, screen: LoopScreen, why: s
         return
     messages[:] = fresh_history(summary, what_must_survive())
     screen.note(compaction_note(prompt_size(response.usage), response))
+
+
+def cached_system(system: str) -> list:
+    """The system prompt as one text block with a cache breakpoint at its end: tools and system
+    come first and never change, so the first request after a compaction reads them cached."""
+    return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
 
 
 def what_must_survive() -> str:
@@ -658,13 +671,17 @@ def run_turn(messages: list, text: str) -> int:
     """One user turn. Failures print one line and leave the history valid. Returns an exit code."""
     before = copy_history(messages)  # to undo a turn that broke on a bug
     add_user_message(messages, text)
+    request_before = KEPT.request  # the request to keep again if this turn is taken back
     KEPT.request = text  # survives a compaction word for word
     CALLS.start_turn()
     try:
         agent_loop(messages, SYSTEM + catalogue(SKILLS), TOOLS, SCREEN, compact_at=COMPACT_AT)
         return 0
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - limits, API errors, Ctrl-C, bugs
-        return recover_from(exc, messages, before, SCREEN, STOPPED)  # one line; history kept valid
+        exit_code = recover_from(exc, messages, before, SCREEN, STOPPED)  # history kept valid
+        if messages == before:  # taken back (refused, too long, a bug): so is what it asked
+            KEPT.request = request_before
+        return exit_code
 
 
 def main() -> int:

@@ -3,13 +3,16 @@
     --8<-- "changes/en/v1-to-v2.html"
 
 The card names the new tools (every tool schema in the file: a dict with a "name" and an
-"input_schema"), the new sections (the `# -- name --` headings the docs use), the new top-level
-functions and classes, the ones whose code changed, and how many lines the diff adds and removes.
+"input_schema"; from v6 on also the tools the demo's MCP server offered at run time, which no file
+of the project holds: `served`), the new sections (the `# -- name --` headings the docs use), the
+new top-level functions and classes, the ones whose code changed, and how many lines the diff
+adds and removes.
 The full diff follows it on the page, folded.
 """
 
 import ast
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
@@ -23,6 +26,7 @@ LABELS = {
         "lines": "Lines",
         "counts": "{added} added, {removed} removed (the full diff is below)",
         "none": "none",
+        "served": "{names} (offered by the demo's MCP server)",
     },
     "ja": {
         "title": "{old} から {new} への変更",
@@ -33,6 +37,7 @@ LABELS = {
         "lines": "行数",
         "counts": "追加 {added} 行、削除 {removed} 行（差分全体はこの下）",
         "none": "なし",
+        "served": "{names}（デモの MCP サーバーが提供）",
     },
 }
 
@@ -45,6 +50,7 @@ class Changes:
     changed: list[str]
     added: int
     removed: int
+    served: list[str] = field(default_factory=list)  # tools a server offered in the demo
 
 
 def tool_names(source: str) -> list[str]:
@@ -105,7 +111,11 @@ def card(changes: Changes, old: str, new: str, language: str) -> str:
     rows = []
     for key in ("tools", "sections", "functions", "changed"):
         names = getattr(changes, key)
-        shown = ", ".join(f"<code>{escape(name)}</code>" for name in names) or text["none"]
+        shown = ", ".join(f"<code>{escape(name)}</code>" for name in names)
+        if key == "tools" and changes.served:
+            served = ", ".join(f"<code>{escape(name)}</code>" for name in changes.served)
+            shown = ", ".join(part for part in (shown, text["served"].format(names=served)) if part)
+        shown = shown or text["none"]
         rows.append(f'<dt>{escape(text[key])}</dt><dd data-key="{key}">{shown}</dd>')
     counts = text["counts"].format(added=changes.added, removed=changes.removed)
     rows.append(
@@ -117,6 +127,22 @@ def card(changes: Changes, old: str, new: str, language: str) -> str:
         f'<p class="admonition-title">{escape(text["title"].format(old=old, new=new))}</p>\n'
         f'<dl class="hood-card-list">\n{chr(10).join(rows)}\n</dl>\n</div>\n'
     )
+
+
+def served_tools(old_recording: list[dict], new_recording: list[dict],
+                 changes: Changes) -> list[str]:
+    """The tools the new version's demo declared to the model that the old one's did not, and
+    that no tool schema of the script holds: a server offered them at run time."""
+
+    def declared(recording: list[dict]) -> list[str]:
+        names = []
+        for record in recording:
+            names += [tool["name"] for tool in json.loads(record["raw"]).get("tools", [])]
+        return sorted(set(names), key=names.index)
+
+    before = set(declared(old_recording))
+    return [name for name in declared(new_recording)
+            if name not in before and name not in changes.tools]
 
 
 def card_path(language: str, old: str, new: str) -> Path:

@@ -35,11 +35,11 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from docsgen.changes import card_files, what_changed
+from docsgen.changes import card_files, served_tools, what_changed
 from docsgen.charts import chart_files
 from docsgen.endpoints import endpoint_files, endpoint_numbers
 from docsgen.hood import MAIN_TRACK, hide_folder, hood_files, load_recording
-from docsgen.numbers import benchmark_figures, page_numbers, unknown_skill_error
+from docsgen.numbers import MCP_BENCHMARK, benchmark_figures, page_numbers, unknown_skill_error
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS, run_demo
@@ -262,27 +262,34 @@ def expected_files() -> dict[Path, str]:
             for name, code in script_sections(ROOT / script).items():
                 files[section_path(script, name)] = code
     made = {}  # by path under .generated/
+    changes = {}  # by pair of versions, for the "What changed" cards, made once the demos ran
     for old, new in diff_pairs():
         old_file, new_file = ROOT / VERSIONS[old], ROOT / VERSIONS[new]
         diff = files[diff_path(old, new)] = version_diff(old_file, new_file)
         sections = [list(script_sections(path)) for path in (old_file, new_file)]
-        made.update(card_files(old, new, what_changed(old_file, new_file, sections, diff)))
+        changes[old, new] = what_changed(old_file, new_file, sections, diff)
     versions = demo_versions()
     # Each demo, and the benchmark the pages quote, is a separate process: they run side by side.
     # One run of each demo makes its transcript and, recorded, its "Under the hood" pages.
     with tempfile.TemporaryDirectory(prefix="docsgen-") as folder, ThreadPoolExecutor() as pool:
         benchmarks = pool.submit(benchmark_figures)
+        mcp_benchmark = pool.submit(benchmark_figures, MCP_BENCHMARK)
         records = {version: Path(folder) / f"{version}.json" for version in versions}
         runs = pool.map(demo_transcript, versions, records.values())
         transcripts = dict(zip(versions, runs, strict=True))
         recordings = {version: load_recording(path) for version, path in records.items()}
     made.update(hood_files(recordings))
+    for (old, new), changed in changes.items():
+        if old in recordings and new in recordings:  # tools a server offered at run time (v6)
+            changed.served = served_tools(recordings[old], recordings[new], changed)
+        made.update(card_files(old, new, changed))
     for version, transcript in transcripts.items():
         files[transcript_path(version)] = transcript
-    figures = benchmarks.result()
+    figures = benchmarks.result() | mcp_benchmark.result()
     numbers = page_numbers(figures["hygiene"], transcripts, figures["caching"],
-                           figures["compaction"])
+                           figures["compaction"], figures["mcp"])
     files[GENERATED / "bench" / "compaction.txt"] = figures["compaction_table"]
+    files[GENERATED / "bench" / "mcp_budget.txt"] = figures["mcp_table"]
     for script in VERSIONS.values():
         if (ROOT / script).exists():
             for name, first in section_first_lines(ROOT / script).items():

@@ -11,6 +11,10 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     the compaction benchmark                  run the same way (`bench/compaction.py --json`):
                                               {{ compaction.clearing.billed }}, ..., and its
                                               printed table, .generated/bench/compaction.txt
+    the MCP budget benchmark                  run in a process of its own, beside the others
+                                              (`bench/mcp_budget.py --json`):
+                                              {{ mcp.full_cut.share }}, ..., and its table,
+                                              .generated/bench/mcp_budget.txt
     the models the scripted server knows      scripted/models.py: each one's cache minimum, ...
     a setting's default                       `MAX_TOKENS = int(os.environ.get("MAX_TOKENS",
                                               64_000))` gives {{ v1.MAX_TOKENS }}
@@ -47,6 +51,7 @@ from docsgen.hood import FIRST_CALLS
 from plumbing.checks import ToolError, check_tool_call
 from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
+from scripted.server import CHARACTERS_PER_TOKEN
 
 PLACEHOLDER = re.compile(r"\{\{ *([^{}]*?) *\}\}")  # any {{ ... }}: an unknown name is an error
 TOKENS = re.compile(
@@ -178,11 +183,21 @@ print(json.dumps({"caching": caching.measure(), "hygiene": context_hygiene.measu
 """
 
 
+# v6's benchmark starts v6 and an MCP server: in a process of its own, it runs beside the others.
+MCP_BENCHMARK = """
+import json, sys
+sys.path.insert(0, "bench")
+import mcp_budget
+figures = mcp_budget.measure()
+print(json.dumps({"mcp": figures, "mcp_table": mcp_budget.table(figures)}))
+"""
+
+
 def benchmark_figures(program: str = BENCHMARKS) -> dict:
     """bench/context_hygiene.py's sizes ("hygiene": the largest main-agent request, inline and
     delegated), bench/caching.py's figures ("caching": a v1 session's input tokens, read
     from the cache and at most) and bench/compaction.py's ("compaction": one long session
-    played three ways; "compaction_table": the table it prints), as each gives them with
+    played several ways; "compaction_table": the table it prints), as each gives them with
     --json. `program` runs from the project's root and prints them as one JSON object."""
     done = subprocess.run(
         [sys.executable, "-c", program],
@@ -234,8 +249,10 @@ def caching_numbers(figures: dict) -> dict[str, str]:
 
 
 def compaction_numbers(figures: dict) -> dict[str, str]:
-    """{{ compaction.<way>.<figure> }} for each way the session was played, and the benchmark's
-    settings ({{ compaction.WINDOW }}, ...)."""
+    """{{ compaction.<way>.<figure> }} for each way the session was played, the benchmark's
+    settings ({{ compaction.WINDOW }}, ...), and the ratios the chapter quotes. What the chapter
+    says of them is checked first (compaction_claims)."""
+    compaction_claims(figures)
     numbers = {}
     for way, result in figures.items():
         for name, value in result.items():
@@ -246,9 +263,77 @@ def compaction_numbers(figures: dict) -> dict[str, str]:
     bench = ROOT / "bench" / "compaction.py"
     for name, value in number_constants(bench).items():
         numbers[f"compaction.{name}"] = as_shown(value)
-    numbers["compaction.saved_share"] = (
-        f"{1 - figures['compaction']['billed'] / figures['clearing']['billed']:.0%}")
+    numbers["compaction.ways"] = str(len(figures))  # "played 7 ways"
+    v5 = figures["compaction"]
+    for way in ("cached", "resent", "clearing"):
+        numbers[f"compaction.vs_{way}"] = f"{v5['billed'] / figures[way]['billed']:.2f}"
+    numbers["compaction.saved_share"] = f"{1 - v5['billed'] / figures['cached']['billed']:.0%}"
     return numbers
+
+
+def mcp_numbers(figures: dict) -> dict[str, str]:
+    """{{ mcp.<way>.<figure> }} for each way bench/mcp_budget.py answered its query, each way's
+    share of the uncut full answer's tokens ({{ mcp.full_cut.share }}) and of Claude Code's cap
+    ({{ mcp.full_uncut.of_cap }}), the characters of each mode's answer ({{ mcp.sizes.full }}),
+    and the benchmark's settings ({{ mcp.query }}, {{ mcp.budget }}, {{ mcp.cap }},
+    {{ mcp.top }})."""
+    numbers = {"mcp.query": figures["query"]}
+    for name in ("budget", "cap", "top"):
+        numbers[f"mcp.{name}"] = as_shown(figures[name])
+    for mode, size in figures["sizes"].items():
+        numbers[f"mcp.sizes.{mode}"] = as_shown(size)
+    full = figures["ways"]["full_uncut"]["result_tokens"]
+    for way, found in figures["ways"].items():
+        for name, value in found.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                numbers[f"mcp.{way}.{name}"] = as_shown(value)
+        numbers[f"mcp.{way}.share"] = f"{found['result_tokens'] / full:.3f}"
+        numbers[f"mcp.{way}.of_cap"] = f"{found['result_tokens'] / figures['cap']:.1f}"
+    ways = figures["ways"]
+    extra = ways["summary_then_detailed"]["input"] - ways["detailed_cut"]["input"]
+    numbers["mcp.second_call_input"] = as_shown(extra)  # summary first, against detailed at once
+    return numbers
+
+
+# What the v5 chapter says of the benchmark, each sentence with the check that keeps it true: a
+# figure that drifts stops the build here, naming the sentence, instead of misleading a reader.
+COMPACTION_CLAIMS = [
+    ("without compaction the window overflows, and the user has to send a turn again",
+     lambda f, window: f["resent"]["overflows"] > 0),
+    ("after the overflows, the oldest results were cleared: the answer lost the facts",
+     lambda f, window: f["resent"]["facts"] == 0),
+    ("v5 stays inside the window: no request refused, its largest under the window",
+     lambda f, window: f["compaction"]["overflows"] == 0 and f["compaction"]["largest"] < window),
+    ("v5's answer keeps both facts when the summary keeps them",
+     lambda f, window: f["compaction"]["facts"] == f["compaction"]["facts_asked"]),
+    ("a summary that drops a fact loses it: the facts survive only as well as the summary",
+     lambda f, window: f["lossy"]["facts"] == f["lossy"]["facts_asked"] - 1),
+    ("clearing stays inside the window but clears the facts with the old results",
+     lambda f, window: f["clearing"]["overflows"] == 0 and f["clearing"]["facts"] == 0),
+    ("learn-claude-code's rule keeps every read_file result, so its history nears the window",
+     lambda f, window: f["lcc"]["summaries"] >= 1 and f["lcc"]["largest"] > window * 0.9),
+    ("v5 bills less input than the uncompacted session in a 1M window, and than every other way"
+     " but the lossy summary's",
+     lambda f, window: all(f["compaction"]["billed"] < f[way]["billed"]
+                           for way in ("resent", "cached", "clearing", "lcc"))),
+    ("the summaries cost output tokens, billed at the output price",
+     lambda f, window: f["compaction"]["output"] > f["cached"]["output"]),
+    ("the breakpoint at the system prompt's end saves input: without it, each compaction writes"
+     " system and tools again",
+     lambda f, window: f["compaction"]["billed"] < f["no_breakpoint"]["billed"]
+     and f["no_breakpoint"]["after_read"] == 0),
+    ("the first request after a compaction reads system and tools and writes the fresh history",
+     lambda f, window: f["compaction"]["after_read"] > 0 and f["compaction"]["after_written"] > 0),
+]
+
+
+def compaction_claims(figures: dict) -> None:
+    """Raise ValueError naming each sentence of the v5 chapter that the figures no longer bear."""
+    window = constant(ROOT / "bench" / "compaction.py", "WINDOW")
+    false = [claim for claim, holds in COMPACTION_CLAIMS if not holds(figures, window)]
+    if false:
+        raise ValueError("bench/compaction.py no longer bears out the v5 chapter: "
+                         + "; ".join(false))
 
 
 def compaction_demo_numbers(transcript: str) -> dict[str, str]:
@@ -264,12 +349,31 @@ def compaction_demo_numbers(transcript: str) -> dict[str, str]:
         "v5.demo_summary_input": f"{inputs[before - 1]:,}",
         "v5.demo_summary_read": reads[before - 1],
         "v5.demo_after": f"{inputs[before]:,}",
+        "v5.demo_after_read": reads[before],  # system and tools, kept by their breakpoint
         "v5.demo_summary_call": str(before),  # its number in "Under the hood"
     }
 
 
+WINDOWS = {"200k": 200_000, "1m": 1_000_000}  # the context windows of current Claude models
+
+
+def compact_at_ceilings(script: Path) -> dict[str, str]:
+    """The highest COMPACT_AT that still leaves the summary request room, for a 200k and a 1M
+    window (the v5 chapter): the window less the summary's reply (MAX_TOKENS) and one round's
+    growth past the line, taken as a reply of MAX_TOKENS and one tool result at
+    TOOL_RESULT_BUDGET characters (four characters a token, the scripted server's rate)."""
+    max_tokens = number_constants(script)["MAX_TOKENS"]
+    result = constant(script, "TOOL_RESULT_BUDGET") // CHARACTERS_PER_TOKEN
+    growth = max_tokens + result
+    numbers = {"v5.result_tokens": f"{result:,}", "v5.round_growth": f"{growth:,}"}
+    for name, window in WINDOWS.items():
+        numbers[f"v5.window_{name}"] = f"{window:,}"
+        numbers[f"v5.ceiling_{name}"] = f"{window - max_tokens - growth:,}"
+    return numbers
+
+
 def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
-                 compaction: dict | None = None) -> dict[str, str]:
+                 compaction: dict | None = None, mcp: dict | None = None) -> dict[str, str]:
     """Every number a page may quote, by name, already written as the page shows it."""
     numbers = {
         "hygiene.inline": f"{hygiene['inline']:,}",
@@ -292,6 +396,8 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
     numbers.update(caching_numbers(caching))
     if compaction is not None:
         numbers.update(compaction_numbers(compaction))
+    if mcp is not None:
+        numbers.update(mcp_numbers(mcp))
     for version, script in SCRIPTS.items():
         if (ROOT / script).exists():
             for name, value in number_constants(ROOT / script).items():
@@ -317,6 +423,8 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
         numbers[f"{version}.demo_tool_calls"] = str(len(tool_calls))
         numbers[f"{version}.demo_task_calls"] = str(
             len([line for line in tool_calls if line.startswith("> Task ")]))
+    if (ROOT / SCRIPTS["v5"]).exists():
+        numbers.update(compact_at_ceilings(ROOT / SCRIPTS["v5"]))
     if "v5" in transcripts:
         numbers.update(compaction_demo_numbers(transcripts["v5"]))
     if "v4" in transcripts:

@@ -1,6 +1,6 @@
-"""The plumbing the five lessons lean on: guards, limits and the terminal, written once.
+"""The plumbing the six lessons lean on: guards, limits and the terminal, written once.
 
-A version script (v1_basic.py ... v5_compaction.py) is a complete agent that a reader follows top to
+A version script (v1_basic.py ... v6_mcp.py) is a complete agent that a reader follows top to
 bottom; whatever a first reading can skip lives here, one module per concern, and the script
 imports it in one block that reads as its table of contents:
 
@@ -23,7 +23,9 @@ imports it in one block that reads as its table of contents:
     sandbox    v3+: read-only at the OS level too (bubblewrap, Seatbelt), or parsing only
     status     v3+: one status line per running subagent
     skills     v4+: reading SKILL.md files, and the Agent Skills specification's rules
-    compaction v5: a request's size, the summary request, the fresh history
+    compaction v5+: a request's size, the summary request, the fresh history
+    mcp        v6: MCP servers from .mcp.json, run in one background event loop, every wait
+               bounded; their tools as the API accepts them; each result within a budget
 
 Nothing here keeps state at module level: limits, the screen, the stop event and the client are
 passed in, so every script (and every test that loads one) gets its own.

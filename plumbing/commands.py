@@ -1,9 +1,11 @@
 """Running a shell command with bounded output, and stopping it and all it started.
 
-The lesson calls `run_command(command, timeout, stopped)`. How output is capped, how a runaway
-command's whole process tree is ended, and how the agent keeps its key from the commands it runs,
-lives here. psutil finds and ends the processes on Linux, macOS and Windows alike; Linux adds a
-subreaper and keeps the agent's memory from its commands (prctl).
+The lesson calls `run_command(command, timeout, stopped)`; the read-only shell calls
+`run_pipeline()`, which joins programs with pipes and no shell. How output is capped, how a
+runaway command's whole process tree is ended, and how the agent keeps its key from the commands
+it runs, lives here. psutil finds and ends the processes on Linux, macOS and Windows alike: by the
+tag in their environment, by the command's session (POSIX), and by what was seen below the command
+while it ran. Linux adds a subreaper and keeps the agent's memory from its commands (prctl).
 """
 
 import ctypes
@@ -16,6 +18,7 @@ import tempfile
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import psutil
 
@@ -31,6 +34,10 @@ CREDENTIALS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HE
 COMMAND_TAG = "AGENT_COMMAND"
 END_WAIT = 2.0  # seconds to end a tree that keeps starting processes, and to collect them
 LONGEST_PAUSE = 0.02  # seconds between two looks at a running command (Ctrl-C, time, output)
+NOTE_PAUSE = 0.05  # seconds between two notes of what runs below a command
+# What to install when the bash tool finds no shell, by OS
+SHELL_TO_INSTALL = {"windows": "Git for Windows (its bash) or PowerShell", "macos": "bash",
+                    "linux": "bash"}
 # prctl(2) options and the capability they take, from <linux/prctl.h> and <linux/capability.h>
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -64,31 +71,80 @@ def run_command(command: str, timeout: float, stopped: threading.Event,
                 platform: Platform | None = None) -> tuple[str, int]:
     """Run a shell command; return its output and exit code, or raise ToolError if stopped.
     `env`: the command's whole environment; by default the agent's, without its credentials."""
+    platform = platform or this_platform()
+    try:
+        return run_pipeline([platform.shell.argv(command)], timeout, stopped, output_limit, env,
+                            platform)
+    except FileNotFoundError:  # Windows with neither Git for Windows nor PowerShell, say
+        raise ToolError(f"no shell to run the command: {platform.shell.program} was not found; "
+                        f"install {SHELL_TO_INSTALL[platform.name]}, then start the agent "
+                        "again") from None
+
+
+def run_pipeline(stages: list, timeout: float, stopped: threading.Event,
+                 output_limit: int = OUTPUT_LIMIT, env: dict | None = None,
+                 platform: Platform | None = None) -> tuple[str, int]:
+    """Run programs joined by pipes made here, each one's output the next one's input, so that
+    no shell reads the words between them. A stage is an argument list (on Windows, where a
+    program splits its own command line, the command line). Returns what the stages wrote to
+    their error output and the last one to its output, and the last one's exit code."""
     # Output goes to a file, not a pipe: a job left running in the background cannot hang us.
     platform = platform or this_platform()
     if env is None:
         env = command_environment()
     tag = f"{agent_tag()}/{uuid.uuid4().hex}"
     guard_the_agent(platform)
+    env = {**env, **output_in_utf8(platform), COMMAND_TAG: tag}
     with tempfile.TemporaryFile() as out:
-        # Its own session (POSIX) or process group (Windows): the terminal's Ctrl-C reaches the
-        # agent only, which then ends the command's whole tree itself.
-        proc = subprocess.Popen(platform.shell.argv(command), stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, env={**env, COMMAND_TAG: tag},
-                                start_new_session=platform.new_session,
-                                creationflags=platform.new_process_group)
-        why_stopped = wait_or_stop(proc, out, timeout, stopped, output_limit, tag)
+        processes = start_stages(stages, out, env, platform)
+        why_stopped = wait_or_stop(processes, out, timeout, stopped, output_limit, tag, platform)
         out.seek(0)
         output = decoded(out.read(output_limit), platform.output_encoding).rstrip()
     if why_stopped:
         raise ToolError(f"{why_stopped}. Output so far:\n{output}")
-    return output, proc.returncode
+    return output, processes[-1].returncode
+
+
+def start_stages(stages: list, out, env: dict, platform: Platform) -> list:
+    """Start each stage with its input from the one before. Each in its own session (POSIX) or
+    process group (Windows): the terminal's Ctrl-C reaches the agent only, which then ends the
+    command's whole tree itself."""
+    processes = []
+    previous_output = subprocess.DEVNULL
+    try:
+        for index, stage in enumerate(stages):
+            last = index == len(stages) - 1
+            process = subprocess.Popen(stage, stdin=previous_output,
+                                       stdout=out if last else subprocess.PIPE, stderr=out,
+                                       env=env, start_new_session=platform.new_session,
+                                       creationflags=platform.new_process_group)
+            if previous_output is not subprocess.DEVNULL:
+                previous_output.close()  # the next stage's alone: when it ends, a write fails
+            previous_output = process.stdout
+            processes.append(process)
+            remember_session(process, platform)
+    except BaseException:
+        if previous_output is not subprocess.DEVNULL:
+            previous_output.close()
+        end_command(processes, env[COMMAND_TAG], {})
+        raise
+    return processes
 
 
 def command_environment() -> dict:
     """The agent's environment without the credentials it read: a project's install script or
     test suite that the agent runs does not get the API key."""
     return {name: value for name, value in os.environ.items() if name not in CREDENTIALS}
+
+
+def output_in_utf8(platform: Platform) -> dict:
+    """On Windows a console program writes to a file or pipe in the console's (OEM) code page,
+    which the output is read with, but Python writes in the ANSI one (locale.getpreferredencoding:
+    cp1252 where the console's is cp437 or cp850). Told to write UTF-8, read first, a Python
+    program's output reads right whatever the two code pages are."""
+    if platform.name == "windows":
+        return {"PYTHONIOENCODING": "utf-8"}
+    return {}
 
 
 def decoded(output: bytes, encoding: str) -> str:
@@ -100,15 +156,19 @@ def decoded(output: bytes, encoding: str) -> str:
         return output.decode(encoding, errors="replace")
 
 
-def wait_or_stop(proc: subprocess.Popen, out, timeout: float, stopped: threading.Event,
-                 output_limit: int, tag: str) -> str:
+def wait_or_stop(processes: list, out, timeout: float, stopped: threading.Event,
+                 output_limit: int, tag: str, platform: Platform) -> str:
     """Wait for a command. Stop it, and all it started, if it runs too long, writes too much,
-    or Ctrl-C comes. Returns why it was stopped, or "" if it ended by itself."""
+    or Ctrl-C comes. Returns why it was stopped, or "" if it ended by itself. While it runs,
+    what is below it is noted now and then: a process that leaves the tree and whose
+    environment cannot be read (Apple's own programs on macOS) is still found."""
     deadline = time.monotonic() + timeout
     why_stopped = ""
     pause = 0.001  # short at first: most commands end within milliseconds
+    seen = {}
+    next_note = time.monotonic() + NOTE_PAUSE
     # A thread waits for the command, so the loop wakes the moment it ends, not at its next look.
-    waiter = threading.Thread(target=proc.wait, daemon=True)
+    waiter = threading.Thread(target=wait_for_each, args=(processes,), daemon=True)
     waiter.start()
     try:
         while waiter.is_alive() and not why_stopped:
@@ -116,27 +176,44 @@ def wait_or_stop(proc: subprocess.Popen, out, timeout: float, stopped: threading
                 raise KeyboardInterrupt
             waiter.join(pause)
             pause = min(pause * 2, LONGEST_PAUSE)  # then less often: a long wait costs no CPU
+            if time.monotonic() > next_note:
+                note_descendants(processes, seen)
+                next_note = time.monotonic() + NOTE_PAUSE
             if time.monotonic() > deadline:
                 why_stopped = f"timed out after {timeout:g} s and was stopped"
             elif os.fstat(out.fileno()).st_size > output_limit:
                 why_stopped = f"stopped after writing more than {output_limit:,} bytes"
     finally:
-        if proc.poll() is None:
-            end_command(proc, tag)
+        if any(process.poll() is None for process in processes):
+            end_command(processes, tag, seen)
     return why_stopped
 
 
-def end_command(proc: subprocess.Popen, tag: str) -> None:
+def wait_for_each(processes: list) -> None:
+    for process in processes:
+        process.wait()
+
+
+def end_command(processes: list, tag: str, seen: dict) -> None:
     """Kill a running command and every process it started: those below it, and those that left
-    its tree (setsid, nohup, a double fork) and still carry its tag."""
-    end_processes(lambda: [*process_tree(proc.pid), *tagged(tag)])
-    proc.wait()
+    its tree (setsid, nohup, a double fork) and still carry its tag, are in its session, or were
+    seen below it while it ran."""
+    sessions = [session_of(process) for process in processes]
+    end_processes(lambda: [*trees(processes), *tagged(tag), *in_sessions(sessions),
+                           *seen.values()])
+    for process in processes:
+        process.wait()
 
 
 def end_every_process_started() -> None:
     """On exit: end what the commands left running (a background job, a server): whatever is
-    below the agent (on Linux, orphans came back to it), and whatever carries its tag."""
-    end_processes(lambda: [*process_tree(os.getpid())[1:], *tagged(agent_tag() + "/")])
+    below the agent (on Linux, orphans came back to it), whatever carries its tag, and whatever
+    is still in the session of a command it started (macOS, where some programs' environments
+    cannot be read)."""
+    sessions = remembered_sessions()
+    end_processes(lambda: [*process_tree(os.getpid())[1:], *tagged(agent_tag() + "/"),
+                           *in_sessions(sessions)])
+    sessions_file().unlink(missing_ok=True)
 
 
 # -- finding and ending processes (psutil: Linux, macOS, Windows) --
@@ -193,9 +270,24 @@ def process_tree(pid: int) -> list:
         return []
 
 
+def trees(processes: list) -> list:
+    found = []
+    for process in processes:
+        found += process_tree(process.pid)
+    return found
+
+
+def note_descendants(processes: list, seen: dict) -> None:
+    """Add the command's processes and what is below them now to `seen`: psutil's Process
+    remembers its start time, so a later kill never reaches another process that got the id."""
+    for process in trees(processes):
+        seen.setdefault(process.pid, process)
+
+
 def tagged(tag_start: str) -> list:
     """The processes whose COMMAND_TAG starts with `tag_start` (the environments of the user's
-    own processes can be read; other users' are skipped)."""
+    own processes can be read, but not Apple's own programs' on macOS, psutil #2084; other
+    users' are skipped)."""
     found = []
     for process in psutil.process_iter():
         try:
@@ -204,6 +296,68 @@ def tagged(tag_start: str) -> list:
         except psutil.Error:  # ended meanwhile, or another user's
             pass
     return found
+
+
+# -- sessions: POSIX start_new_session makes each command a session whose id is its process id;
+# a process leaves it only by making a session of its own (setsid), whatever its environment --
+def session_of(process: subprocess.Popen) -> tuple[int, float] | None:
+    """The command's session: its process id and start time, or None where there is none."""
+    if not hasattr(os, "getsid"):
+        return None
+    try:
+        return process.pid, psutil.Process(process.pid).create_time()
+    except psutil.Error:  # it ended and was collected already
+        return None
+
+
+def in_sessions(sessions: list) -> list:
+    """The processes in these sessions, started after the session was. A session whose id is
+    now another process's (it ended, and the id was given out again) is left alone."""
+    started = {}
+    for session in sessions:
+        if session is None:
+            continue
+        leader, created = session
+        try:
+            if psutil.Process(leader).create_time() != created:
+                continue
+        except psutil.Error:  # the command ended: its session goes on while members remain
+            pass
+        started[leader] = created
+    found = []
+    for pid in psutil.pids() if started else []:
+        try:
+            session = os.getsid(pid)
+            if session not in started:
+                continue
+            process = psutil.Process(pid)
+            if process.create_time() >= started[session]:
+                found.append(process)
+        except (OSError, psutil.Error):  # ended meanwhile
+            pass
+    return found
+
+
+def remember_session(process: subprocess.Popen, platform: Platform) -> None:
+    """Where no subreaper adopts what a command leaves (macOS), note its session in a file of
+    this agent's, so that the agent's exit ends what is still in it."""
+    session = session_of(process) if platform.new_session and not platform.subreaper else None
+    if session is None:
+        return
+    with open(sessions_file(), "a", encoding="ascii") as file:
+        file.write(f"{session[0]} {session[1]!r}\n")
+
+
+def remembered_sessions() -> list:
+    try:
+        lines = sessions_file().read_text(encoding="ascii").splitlines()
+    except OSError:  # no command started a session
+        return []
+    return [(int(line.split()[0]), float(line.split()[1])) for line in lines]
+
+
+def sessions_file() -> Path:
+    return Path(tempfile.gettempdir(), f"agent-sessions-{agent_tag()}")
 
 
 def agent_tag() -> str:

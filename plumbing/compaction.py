@@ -39,12 +39,26 @@ def with_question(messages: list, question: str) -> list:
     return request
 
 
+# Why a reply is no summary, by its stop_reason: only a text that ended normally is one. A text
+# cut at max_tokens may have lost its last facts; a refusal's text is not about the work.
+NO_SUMMARY = {
+    "max_tokens": "the summary was cut off at max_tokens (MAX_TOKENS), so it may have lost facts",
+    "refusal": "the model declined to write a summary (refusal)",
+    "tool_use": "the model asked for a tool instead of writing a summary",
+    "pause_turn": "the model paused before it wrote the summary (pause_turn)",
+    "model_context_window_exceeded": "the summary request filled the model's context window",
+}
+
+
 def summary_of(response: anthropic.types.Message) -> str:
-    """The summary the reply wrote. A reply that asks for a tool instead, stops early or has no
-    text is no summary."""
+    """The summary the reply wrote. A reply that stops early, is refused, asks for a tool or has
+    no text is no summary: CompactionFailed says which."""
     summary = reply_text(response).strip()
-    if response.stop_reason != "end_turn" or not summary:
-        raise CompactionFailed(f"the model wrote no summary (stop_reason {response.stop_reason})")
+    if response.stop_reason != "end_turn":
+        why = NO_SUMMARY.get(response.stop_reason)
+        raise CompactionFailed(why or f"the reply stopped early ({response.stop_reason})")
+    if not summary:
+        raise CompactionFailed("the model's reply held no summary text")
     return summary
 
 
@@ -72,8 +86,10 @@ def compaction_note(size_before: int, summary_response: anthropic.types.Message)
 
 
 def failure_note(exc: Exception) -> str:
-    """One line for a summary request that failed: why, and that nothing was lost."""
+    """One line for a summary request that failed: why, that nothing was lost, and when it is
+    tried again: not in every round of this turn, each of which would pay for one more call."""
     why = str(exc)
     if isinstance(exc, anthropic.APIError):
         why = explain_api_error(exc)
-    return f"compaction failed: {bounded(why)}; the history is kept as it was"
+    return (f"compaction failed: {bounded(why)}; the history is kept as it was, and the next "
+            "turn tries again (or type /compact)")

@@ -123,7 +123,10 @@ def known(value) -> str:
 
 
 def top_level(name: str) -> str:
-    """The top-level request field a name stands for: thinking.type -> thinking."""
+    """The top-level request field a name stands for: thinking.type -> thinking. A block's
+    breakpoint stands for prompt caching as a whole: system.0.cache_control -> cache_control."""
+    if name.endswith(".cache_control"):
+        return "cache_control"
     first = name.split(".")[0]
     return FIELD_ALIASES.get(first, first)
 
@@ -141,6 +144,8 @@ class RequestOptions:
 
     def added_to(self, request: dict) -> dict:
         with self.lock:
+            if "cache_control" not in self.optional:  # refused: the system's breakpoint goes too
+                request = without_system_breakpoint(request)
             added = {**request, **self.optional}
         if not request.get("tools"):  # the API refuses a tool_choice without tools
             added.pop("tool_choice", None)
@@ -181,6 +186,15 @@ def refused_field(error: APIErrorBody, sent: dict) -> str:
         if field in FEATURE_LOST and field in sent:
             return field
     return ""
+
+
+def without_system_breakpoint(request: dict) -> dict:
+    """The request with no cache_control on its system blocks (v5 marks the system's end)."""
+    if not isinstance(request.get("system"), list):
+        return request
+    blocks = [{key: value for key, value in block.items() if key != "cache_control"}
+              for block in request["system"]]
+    return {**request, "system": blocks}
 
 
 FEATURE_LOST = {"thinking": "the model thinks as its default says, and nothing of it is shown",

@@ -9,6 +9,8 @@ opens files with Linux's flags, minus the ones Windows lacks.
 import base64
 import locale
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -29,6 +31,14 @@ class Shell:
             return [self.program, "-NoProfile", "-NonInteractive", "-EncodedCommand", encoded]
         return [self.program, "-c", command]
 
+    def quoted(self, word: str) -> str:
+        """`word` as one literal word of this shell's command line. PowerShell closes a
+        single-quoted string on ‘ ’ ‚ ‛ as well as ' (about_Quoting_Rules); doubled, each is
+        literal."""
+        if self.name == "PowerShell":
+            return "'" + re.sub("(['\u2018\u2019\u201a\u201b])", r"\1\1", word) + "'"
+        return shlex.quote(word)
+
 
 @dataclass(frozen=True)
 class Platform:
@@ -47,6 +57,7 @@ class Platform:
     shell: Shell
     output_encoding: str  # what a command's output that is not UTF-8 is read as
     read_only_sandbox: str  # the OS's own way to run a command read-only: "" if none
+    utf8_locale: str  # a UTF-8 locale every supported version has (macOS: C.UTF-8 from 15 only)
 
 
 OS_NAMES = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}  # as the model is told
@@ -73,7 +84,8 @@ def linux() -> Platform:
         folder=(flag("O_PATH") or os.O_RDONLY) | flag("O_DIRECTORY") | flag("O_NOFOLLOW"),
         folder_descriptors=os.open in os.supports_dir_fd, new_session=True,
         new_process_group=0, subreaper=True, shell=posix_shell(),
-        output_encoding=locale.getpreferredencoding(False), read_only_sandbox="bubblewrap")
+        output_encoding=locale.getpreferredencoding(False), read_only_sandbox="bubblewrap",
+        utf8_locale="C.UTF-8")
 
 
 def macos() -> Platform:
@@ -83,7 +95,8 @@ def macos() -> Platform:
         folder=os.O_RDONLY | flag("O_DIRECTORY") | flag("O_NOFOLLOW"),
         folder_descriptors=os.open in os.supports_dir_fd, new_session=True,
         new_process_group=0, subreaper=False, shell=posix_shell(),
-        output_encoding=locale.getpreferredencoding(False), read_only_sandbox="sandbox-exec")
+        output_encoding=locale.getpreferredencoding(False), read_only_sandbox="sandbox-exec",
+        utf8_locale="en_US.UTF-8")
 
 
 def windows() -> Platform:
@@ -92,7 +105,8 @@ def windows() -> Platform:
         name="windows", binary=flag("O_BINARY"), no_follow=0, no_block=0, folder=0,
         folder_descriptors=False, new_session=False,
         new_process_group=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0), subreaper=False,
-        shell=windows_shell(), output_encoding=console_encoding(), read_only_sandbox="")
+        shell=windows_shell(), output_encoding=console_encoding(), read_only_sandbox="",
+        utf8_locale="C.UTF-8")  # what Git for Windows' tools read; Windows' own read no LANG
 
 
 def flag(name: str) -> int:

@@ -5,7 +5,10 @@ write, reach the network or see a secret.
 """
 
 import os
+import posixpath
+import re
 import shlex
+from pathlib import Path
 
 from plumbing.checks import ToolError
 
@@ -14,6 +17,8 @@ REFUSED_TEXT = {  # looked for in the raw command line, quoted or not
     "`": "backticks run a command inside the command line",
     "$(": "$( ) runs a command inside the command line",
 }
+PROCESS_FILES = ["/proc", "/dev/fd"]  # other processes' environments; /dev/fd links into /proc
+DRIVE = re.compile(r"^[A-Za-z]:")  # C:, as a Windows path starts
 OPERATORS = {  # shell operators by their first character, and why each is refused (| is fine)
     ">": "> and >> write the output into a file",
     "<": "< is not supported: give the file name as an argument",
@@ -95,9 +100,10 @@ def refused_option(word: str, refused: list[str]) -> str | None:
 
 def refuse_process_files(pipeline: list[list[str]]) -> None:
     """Without the sandbox: refuse every word that reaches /proc as a path, where any process's
-    environment can be read (/proc/<pid>/environ: a shell's, a server's). The path is resolved,
-    links included, and so is an option's value (--file=P, -fP). "/" is refused too: a search
-    through it would walk /proc."""
+    environment can be read (/proc/<pid>/environ: a shell's, a server's; Git for Windows' tools
+    have a /proc too). The same words on every OS: read as written, as Linux and as Git for
+    Windows' tools would, and where their links lead; an option's value too (--file=P, -fP).
+    "/" is refused too: a search through it would walk /proc."""
     for argv in pipeline:
         for word in argv[1:]:
             for path in path_spellings(word):
@@ -118,5 +124,26 @@ def path_spellings(word: str) -> list[str]:
 
 
 def reaches_process_files(path: str) -> bool:
-    real = os.path.realpath(path)
-    return real in ("/", "/proc") or real.startswith("/proc/")
+    """Whether `path` names "/" or a place under /proc or /dev/fd (a link into /proc): as
+    written, as a POSIX tool reads it (Git for Windows' tools too, for which .. climbs from C:/
+    to Git's own root, which has the /proc), or where its links lead. A path from a drive with
+    a folder proc in it may be Git's /proc as Windows spells it (C:/Program Files/Git/proc)."""
+    if is_process_path(as_written(path)) or is_process_path(os.path.realpath(path)):
+        return True
+    return bool(DRIVE.match(path)) and "proc" in re.split(r"[\\/]", path.lower())
+
+
+def as_written(path: str) -> str:
+    """The path from the root as text: \\ read as /, a relative path joined to the work folder,
+    . and .. taken away, in lower case (Windows' names are). C:/x is read as /C:/x, which climbs
+    to / with .. as MSYS2's /c/x does."""
+    path = path.replace("\\", "/")
+    if not path.startswith("/") and not DRIVE.match(path):
+        path = Path.cwd().as_posix() + "/" + path
+    return posixpath.normpath("/" + path.lstrip("/")).lower()
+
+
+def is_process_path(path: str) -> bool:
+    path = path.replace("\\", "/")
+    return path == "/" or any(path == place or path.startswith(place + "/")
+                              for place in PROCESS_FILES)

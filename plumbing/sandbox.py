@@ -4,16 +4,16 @@ The parser (plumbing/read_only.py) decides what may run; the sandbox makes a com
 through unable to write or reach the network. bubblewrap (Linux) also hides the API key and
 everything outside the work directory; Seatbelt (macOS, `sandbox-exec`) denies writes outside a
 private temp folder. Windows has no sandbox a program can start: there the parser alone decides,
-and the command runs through the same shell as the bash tool, each program the POSIX tool (Git
-for Windows'), never Windows' own of the same name. In every mode: a cleared
-environment, git without the settings that run programs (its filter and diff drivers included),
-and a memory limit where the OS can set one. With parsing only, nothing under /proc may be named.
+and each program is the POSIX tool (Git for Windows'), never Windows' own of the same name. On
+every OS the agent starts each program of a pipeline itself and joins them with pipes: no shell
+reads the checked words. In every mode: a cleared environment, git without the settings that
+run programs (its filter and diff drivers included), and a memory limit where the OS can set
+one. With parsing only, no word may name /proc, on any OS.
 """
 
 import functools
 import glob
 import os
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -21,8 +21,8 @@ import threading
 from pathlib import Path
 
 from plumbing.checks import ToolError
-from plumbing.commands import run_command
-from plumbing.platforms import Platform, this_platform
+from plumbing.commands import run_pipeline
+from plumbing.platforms import Platform, linux, this_platform
 from plumbing.read_only import refuse_process_files
 from plumbing.screen import Screen
 
@@ -44,14 +44,17 @@ GIT_NO_PROGRAM_FLAGS = {"log": ["--no-ext-diff", "--no-textconv", "--ignore-subm
                         "show": ["--no-ext-diff", "--no-textconv", "--ignore-submodules"],
                         "status": ["--ignore-submodules"], "blame": ["--no-textconv"]}
 GIT_FLAGS_FIRST = {"grep": ["--no-textconv"]}  # git grep takes options before its pattern only
-# What a read-only command gets, with PATH: no API key; git neither locks nor fetches.
+# What a read-only command gets, with PATH and the locale: no API key; git neither locks nor
+# fetches. git reads the system's config, as the user's git does: Git for Windows sets
+# core.autocrlf=true there, and without it a checkout with \r\n would show every text file
+# changed (GIT_SAFE_CONFIG still wins).
 READ_ONLY_ENV = {
-    "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
     "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0",
-    "GIT_PAGER": "cat", "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"}
+    "GIT_PAGER": "cat", "PAGER": "cat"}
 # What a Windows program needs of the environment to start (Python's subprocess docs: an env
 # without a valid SystemRoot cannot start some programs); none of them holds a secret.
 WINDOWS_ENV = ["SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT"]
+WINDOWS_PROGRAMS = [".exe", ".com"]  # what CreateProcess starts itself, with no cmd.exe between
 PROTECTIONS = {  # what the start-up note says is in force, by the OS sandbox that runs
     "bubblewrap": "the parser, then bubblewrap: no writes, no network, nothing outside the work "
                   "directory",
@@ -60,20 +63,50 @@ PROTECTIONS = {  # what the start-up note says is in force, by the OS sandbox th
 WHY_PARSING_ONLY = {"bubblewrap": "bubblewrap is missing or cannot start",
                     "sandbox-exec": "sandbox-exec is missing or cannot start",
                     "": "this OS has no sandbox a program can start"}
-# Seatbelt's profile (SBPL): of the rules that match an operation, the last one decides. So: all
-# allowed, then no network and no file writes, then writes allowed again in the private temp
-# folder (the -D PRIVATE=... of the command line) and to /dev/null, where `2>/dev/null` writes.
-SEATBELT_PROFILE = """(version 1)
-(allow default)
-(deny network*)
-(deny file-write*)
-(allow file-write* (subpath (param "PRIVATE")) (literal "/dev/null"))
-"""
+# Seatbelt's profile (SBPL), one rule a line. Nothing is allowed but what a rule allows (the
+# profile Claude Code's and Codex's sandboxes start from too): so no network, no file write, and
+# no message to a system service (`defaults write`, `open` and launchctl write through those).
+# A read-only command needs to start programs, read files and settings, read the kernel's
+# description of the machine (no kern.proc or kern.procargs: other processes' arguments and
+# environments), look up user names (ls -l, git), and write to /dev/null and to its private
+# temp folder, given on the command line as -D PRIVATE=...
+SEATBELT_RULES = [
+    "(version 1)",
+    "(deny default)",
+    "(allow process-exec)",
+    "(allow process-fork)",
+    "(allow signal (target same-sandbox))",
+    "(allow process-info* (target same-sandbox))",
+    "(allow file-read*)",
+    "(allow user-preference-read)",
+    '(allow sysctl-read (sysctl-name-prefix "hw.") (sysctl-name-prefix "machdep.cpu.") '
+    '(sysctl-name "kern.argmax") (sysctl-name "kern.hostname") '
+    '(sysctl-name "kern.maxfilesperproc") (sysctl-name "kern.osproductversion") '
+    '(sysctl-name "kern.osrelease") (sysctl-name "kern.ostype") (sysctl-name "kern.osversion") '
+    '(sysctl-name "kern.osvariant_status") (sysctl-name "kern.secure_kernel") '
+    '(sysctl-name "kern.usrstack64") (sysctl-name "kern.version") '
+    '(sysctl-name "sysctl.proc_cputype"))',
+    '(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))',
+    '(allow file-write-data (literal "/dev/null"))',
+    '(allow file-write* (subpath (param "PRIVATE")))',
+]
+SEATBELT_PROFILE = "\n".join(SEATBELT_RULES) + "\n"
+# sandbox-exec writes this line to the error output of every command it starts (macOS 15 and
+# later): it says nothing about the command, so it is kept out of the result.
+SEATBELT_WARNING = "WARNING: sandbox-exec is deprecated. Consider adopting the App Sandbox instead."
+# The one shell script a read-only command is started with: fixed text that sets the limits,
+# then `exec "$@"`, which runs the checked words as they are (a shell never parses its
+# positional parameters again). In bubblewrap a limit on processes too (dash: ulimit -p,
+# bash: -u).
+LIMITS_SCRIPT = f'ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; exec "$@"'
+PROCESS_LIMIT = f"ulimit -u {SANDBOX_PROCESSES} || ulimit -p {SANDBOX_PROCESSES}"
+SANDBOX_LIMITS_SCRIPT = (f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
+                         + "{ " + PROCESS_LIMIT + '; } 2>/dev/null; exec "$@"')
 # What the sandbox shows besides the work directory: programs, libraries and the few files of /etc
 # they read (all of /etc would include /etc/shadow, readable when the agent runs as root).
 SANDBOX_SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/passwd",
                   "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/localtime",
-                  "/etc/alternatives", "/etc/magic", "/etc/magic.mime"]
+                  "/etc/alternatives", "/etc/magic", "/etc/magic.mime", "/etc/gitconfig"]
 
 
 def without_git_programs(argv: list[str], drivers: list[str]) -> list[str]:
@@ -122,7 +155,8 @@ def sandbox_argv(workdir: Path) -> list[str]:
         argv += ["--ro-bind-try", path, path]
     argv += ["--ro-bind", str(workdir), str(workdir), "--chdir", str(workdir)]
     argv += ["--remount-ro", "/"]  # bwrap's own root folder, where the mount points were made
-    inside = {**READ_ONLY_ENV, "PATH": read_only_path(), "HOME": "/tmp", "TMPDIR": "/tmp"}
+    inside = {**READ_ONLY_ENV, **locale_of(linux()), "PATH": read_only_path(), "HOME": "/tmp",
+              "TMPDIR": "/tmp"}
     for name, value in inside.items():
         argv += ["--setenv", name, value]
     return argv
@@ -143,18 +177,31 @@ def run_read_only(pipeline: list[list[str]], timeout: float, stopped: threading.
         drivers = []
         if any(argv[0] == "git" for argv in pipeline):
             drivers = git_drivers(private, sandbox, timeout, stopped, platform)
-        command = as_command_line(pipeline, private, drivers, sandbox, platform)
-        return run_command(command, timeout, stopped,
-                           env=launcher_environment(private, platform), platform=platform)
+        return run_stages(read_only_stages(pipeline, private, drivers, sandbox, platform),
+                          timeout, stopped, private, platform)
+
+
+def run_stages(stages: list, timeout: float, stopped: threading.Event, private: str,
+               platform: Platform) -> tuple[str, int]:
+    """run_pipeline with the read-only environment, and without sandbox-exec's warning."""
+    env = launcher_environment(private, platform)
+    try:
+        output, exit_code = run_pipeline(stages, timeout, stopped, env=env, platform=platform)
+    except ToolError as stopped_early:
+        raise ToolError(without_seatbelt_warning(str(stopped_early))) from None
+    return without_seatbelt_warning(output), exit_code
+
+
+def without_seatbelt_warning(output: str) -> str:
+    return "\n".join(line for line in output.split("\n") if line != SEATBELT_WARNING)
 
 
 def git_drivers(private: str, sandbox: str, timeout: float, stopped: threading.Event,
                 platform: Platform) -> list[str]:
     """The settings that switch off the filter and diff drivers of the repository's config."""
     listing = ["git", "config", "-z", "--name-only", "--get-regexp", r"^(filter|diff)\."]
-    command = as_command_line([listing], private, [], sandbox, platform)
-    output, exit_code = run_command(command, timeout, stopped,
-                                    env=launcher_environment(private, platform), platform=platform)
+    stages = read_only_stages([listing], private, [], sandbox, platform)
+    output, exit_code = run_stages(stages, timeout, stopped, private, platform)
     if exit_code == 1:  # no such setting, or not in a repository
         return []
     if exit_code != 0:
@@ -163,30 +210,22 @@ def git_drivers(private: str, sandbox: str, timeout: float, stopped: threading.E
     return git_driver_settings(output)
 
 
-def as_command_line(pipeline: list[list[str]], private: str, drivers: list[str], sandbox: str,
-                    platform: Platform) -> str:
-    """The checked words, quoted again so no shell can turn them into globs or substitutions;
-    git with its program-running features off, a memory limit, and in bubblewrap a limit on
-    processes too (dash calls it ulimit -p, bash -u). Without a sandbox, the bash tool's shell
-    runs the pipeline itself; PowerShell gets it in its own quoting. On Windows each program is
-    named by its full path, the POSIX tool's (windows_program)."""
+def read_only_stages(pipeline: list[list[str]], private: str, drivers: list[str], sandbox: str,
+                     platform: Platform) -> list:
+    """What starts each command of the pipeline: git with its program-running features off. On
+    Windows, the command line of the POSIX tool, named by its full path (windows_program). On
+    Linux and macOS, sh running LIMITS_SCRIPT with the checked words after it, in the sandbox
+    where one starts: the words are passed on as they are, never as shell text."""
     commands = [without_git_programs(argv, drivers) for argv in pipeline]
     if platform.name == "windows":
-        commands = [[windows_program(argv[0], platform), *argv[1:]] for argv in commands]
-    if platform.shell.name == "PowerShell":
-        return powershell_pipeline(commands)
-    limits = f"ulimit -v {READ_ONLY_MEMORY_KB} 2>/dev/null; "
+        return [windows_command_line([windows_program(argv[0], platform), *argv[1:]])
+                for argv in commands]
+    launcher, script = [], LIMITS_SCRIPT
     if sandbox == "bubblewrap":
-        processes = f"ulimit -u {SANDBOX_PROCESSES} || ulimit -p {SANDBOX_PROCESSES}"
-        limits += "{ " + processes + "; } 2>/dev/null; "
-    script = limits + " | ".join(shlex.join(argv) for argv in commands)
-    if sandbox == "bubblewrap":
-        launcher = [*sandbox_argv(Path.cwd().resolve()), "--"]
+        launcher, script = [*sandbox_argv(Path.cwd().resolve()), "--"], SANDBOX_LIMITS_SCRIPT
     elif sandbox == "sandbox-exec":
         launcher = seatbelt_argv(sandbox_program("sandbox-exec") or "sandbox-exec", private)
-    else:
-        return script
-    return "exec " + shlex.join([*launcher, "/bin/sh", "-c", script])
+    return [[*launcher, "/bin/sh", "-c", script, "sh", *argv] for argv in commands]
 
 
 def seatbelt_argv(sandbox_exec: str, private: str) -> list[str]:
@@ -195,20 +234,18 @@ def seatbelt_argv(sandbox_exec: str, private: str) -> list[str]:
     return [sandbox_exec, "-p", SEATBELT_PROFILE, "-D", f"PRIVATE={os.path.realpath(private)}"]
 
 
-def powershell_pipeline(commands: list[list[str]]) -> str:
-    """Each command as `& 'program' 'word' ...`: single quotes take every character literally
-    (a quote is doubled), and the program comes named by its full path, so that no alias or
-    function of PowerShell's (cat is Get-Content there) stands in for it. Windows PowerShell
-    5.1 passes a word with a double quote in it on to the program unescaped, where it would
-    split into other words, so such a word is refused, and so is an empty one, which 5.1 drops."""
-    quoted = []
-    for argv in commands:
-        for word in argv:
-            if word == "" or '"' in word:
-                raise ToolError(f"refused: {word!r} cannot be passed on through PowerShell as "
-                                "one word (it splits a word at a double quote, drops an empty one)")
-        quoted.append("& " + " ".join("'" + word.replace("'", "''") + "'" for word in argv))
-    return " | ".join(quoted)
+def windows_command_line(argv: list[str]) -> str:
+    """The command line a Windows program is started with (Windows passes a program one line,
+    which it splits itself): each word in double quotes. Two ways of splitting read it, word for
+    word the same: the C runtime's (git.exe, rg.exe) and MSYS2's (Git's usr/bin tools), which
+    expands no glob, no ~ and no @file in a quoted word. The words they would read differently
+    are refused: with a double quote, with two backslashes in a row or one at the end, empty."""
+    for word in argv[1:]:
+        if word == "" or '"' in word or "\\\\" in word or word.endswith("\\"):
+            raise ToolError(f"refused: {word!r} cannot be passed on to a Windows program as one "
+                            "word (a double quote, two backslashes in a row or one at the end, "
+                            "or an empty word); write paths with /")
+    return " ".join(f'"{word}"' for word in argv)
 
 
 def windows_program(name: str, platform: Platform) -> str:
@@ -234,12 +271,19 @@ def windows_program(name: str, platform: Platform) -> str:
 
 
 def program_in(folder: str, name: str) -> str | None:
-    """`name` in `folder` if it is a program there: on Windows with an extension of PATHEXT."""
+    """`name` in `folder` if it is a program there: on Windows with an extension of PATHEXT, and
+    then a program Windows starts itself: a .bat or .cmd file runs in cmd.exe, which reads its
+    words again (& and > included), and a script needs another program."""
     extensions = [ext for ext in os.environ.get("PATHEXT", "").split(os.pathsep) if ext]
     for candidate in [name + ext for ext in extensions] or [name]:
         path = os.path.join(folder, candidate)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            continue
+        if extensions and os.path.splitext(path)[1].lower() not in WINDOWS_PROGRAMS:
+            raise ToolError(f"refused: {name} here is {path}, which Windows does not start as a "
+                            "program (a .bat or .cmd file runs in cmd.exe, which reads its words "
+                            "again); install the POSIX tool (Git for Windows has it)")
+        return path
     return None
 
 
@@ -284,12 +328,18 @@ def launcher_environment(private: str, platform: Platform) -> dict:
     """What a read-only command starts with, or bwrap itself: with --unshare-pid, bwrap is PID 1
     in the sandbox and /proc/1/environ shows its environment, so it gets no secret either."""
     path = os.pathsep.join(read_only_folders(platform))
-    env = {**READ_ONLY_ENV, "PATH": path, "HOME": private, "TMPDIR": private,
+    env = {**READ_ONLY_ENV, **locale_of(platform), "PATH": path, "HOME": private, "TMPDIR": private,
            "TEMP": private, "TMP": private}
     for name in WINDOWS_ENV:
         if name in os.environ:
             env[name] = os.environ[name]
     return env
+
+
+def locale_of(platform: Platform) -> dict:
+    """A UTF-8 locale this OS has: C.UTF-8 on Linux, en_US.UTF-8 on macOS (C.UTF-8 came with
+    macOS 15)."""
+    return {"LANG": platform.utf8_locale, "LC_ALL": platform.utf8_locale}
 
 
 def read_only_sandbox(platform: Platform) -> str:

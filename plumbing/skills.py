@@ -8,13 +8,13 @@ other skills still load.
 
 import os
 import re
-import shlex
 import sys
 from pathlib import Path
 
 import yaml
 
 from plumbing.files import NotRegularFile, open_regular
+from plumbing.platforms import Shell, this_platform
 from plumbing.screen import Screen, plain
 
 NAME_LIMIT = 64  # characters, as the Agent Skills specification says
@@ -158,9 +158,9 @@ def name_problems(name: str, folder: str) -> list[str]:
     return problems
 
 
-def resource_listing(skill, list_limit: int) -> list[str]:
+def resource_listing(skill, list_limit: int, shell: Shell | None = None) -> list[str]:
     """The lines after a skill's instructions: its folder, and its other files, up to
-    `list_limit` of them."""
+    `list_limit` of them; past that, the command that lists them all in the bash tool's shell."""
     folder = tool_path(skill.folder)
     files = resource_files(skill.folder)
     if files:
@@ -176,8 +176,15 @@ def resource_listing(skill, list_limit: int) -> list[str]:
         lines.append(f"  {name} ({path.stat().st_size:,} bytes)")
     if len(files) > list_limit:
         more = len(files) - list_limit
-        lines.append(f"  [{more} more; list them with bash: find {shlex.quote(folder)} -type f]")
+        shell = shell or this_platform().shell
+        lines.append(f"  [{more} more; list them with bash: {list_files_command(folder, shell)}]")
     return [as_utf8(line) for line in lines]  # file names need not be UTF-8; a request must
+
+
+def list_files_command(folder: str, shell: Shell) -> str:
+    if shell.name == "PowerShell":
+        return f"Get-ChildItem -Recurse -File -Name -LiteralPath {shell.quoted(folder)}"
+    return f"find {shell.quoted(folder)} -type f"
 
 
 def as_utf8(text: str) -> str:

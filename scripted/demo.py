@@ -19,8 +19,10 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from scripted import ROOT, SCRIPTS
+from plumbing.platforms import Platform, this_platform
+from scripted import ROOT, SCRIPTS, script_args
 from scripted.endpoints import BY_NAME, unknown_endpoint
+from scripted.record import write_files
 from scripted.replay import MAX_PAUSE, replay_in_folder
 from scripted.server import ScriptedAPI, load_scenario
 
@@ -40,11 +42,7 @@ def run_demo(
     script print goes there, stderr included, as a terminal interleaves them: the docs build runs
     the demos side by side that way, in its threads, not each in a Python process of its own."""
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
-    for name, content in scenario.get(
-        "files", {}
-    ).items():  # a starting project, if the scenario needs one
-        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-        (workdir / name).write_text(content, encoding="utf-8")
+    write_files(workdir, scenario.get("files", {}))  # a starting project, if it needs one
     api = ScriptedAPI(endpoint)
     env = {
         **os.environ,
@@ -66,6 +64,7 @@ def run_demo(
                 str(ROOT / SCRIPTS[version]),
                 "--workdir",
                 str(workdir),
+                *script_args(scenario.get("args", [])),  # v6: --mcp-config, the demo's server
                 scenario["task"],
             ],
             env=env,
@@ -76,7 +75,7 @@ def run_demo(
     finally:
         api.stop()
     if record is not None:
-        record.write_text(json.dumps(recording(api), ensure_ascii=False), encoding="utf-8")
+        record.write_bytes(json.dumps(recording(api), ensure_ascii=False).encode("utf-8"))
     for problem in api.violations + api.problems:
         print(f"[demo: {problem}]", file=output or sys.stderr)
     return code or (1 if api.violations or api.problems else 0)
@@ -95,6 +94,17 @@ def recording(api: ScriptedAPI) -> list[dict]:
         }
         for request in api.requests
     ]
+
+
+def bash_needed(platform: Platform) -> str:
+    """The demos play bash commands (`| tail -n 3`, `&&`, grep), as a model writes them when told
+    its shell is bash. A Windows without Git for Windows runs them in PowerShell, where they fail:
+    the line that says so before they do, or "" where bash runs them."""
+    if platform.shell.name != "PowerShell":
+        return ""
+    return ("[demo: the scripted model plays bash commands (| tail, &&, grep); this PC has no "
+            "bash, so they run in PowerShell and fail there. Install Git for Windows "
+            "(https://gitforwindows.org/): the agent then runs its commands in Git's bash]")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         help=f"with --replay: longest pause between events, in seconds (default {MAX_PAUSE})",
     )
     args = parser.parse_args(argv)
+    if bash_needed(this_platform()):
+        print(bash_needed(this_platform()), file=sys.stderr, flush=True)
     if args.replay:
         return replay_in_folder(args.replay, args.script, args.workdir, args.max_pause)
     if args.version is None:
@@ -132,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run_demo(args.version, args.workdir.resolve(), args.record, args.endpoint)
     with tempfile.TemporaryDirectory(prefix=f"agent-demo-{args.version}-") as tmp:
-        return run_demo(args.version, Path(tmp), args.record, args.endpoint)
+        # resolved, as the script resolves it: Windows' temp folder may be a short name (RUNNER~1)
+        return run_demo(args.version, Path(tmp).resolve(), args.record, args.endpoint)
 
 
 if __name__ == "__main__":

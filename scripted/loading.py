@@ -17,7 +17,9 @@ VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists
 
 
 def load_agent(version: str) -> ModuleType:
-    return load_script(ROOT / SCRIPTS[version], f"agent_{version}")
+    """The script as a fresh module under its own name (v1_basic ...), which mutmut names the
+    mutants of its functions by (tests/mutation.py)."""
+    return load_script(ROOT / SCRIPTS[version], Path(SCRIPTS[version]).stem)
 
 
 def load_script(path: Path, name: str = "") -> ModuleType:

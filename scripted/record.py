@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 
-from scripted import ROOT, SCRIPTS
+from scripted import ROOT, SCRIPTS, script_args
 from scripted.server import ScriptedAPI, load_scenario, loopback_env
 
 # -- configuration --
@@ -357,7 +357,7 @@ def folder_files(workdir: Path) -> tuple[dict[str, str] | None, list[str]]:
             left_out.append(relative.as_posix())  # where keys live by convention
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_bytes().decode("utf-8")  # \r\n kept: read_text would make it \n
         except (UnicodeDecodeError, OSError):
             left_out.append(relative.as_posix())  # binary or unreadable: not in a text file
             continue
@@ -415,7 +415,16 @@ def write_recording(out: Path, header: dict, exchanges: list[Exchange], secrets:
     text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     for secret in sorted(secrets, key=len, reverse=True):  # a longer one may contain a shorter
         text = text.replace(secret, KEY_REMOVED)
-    out.write_text(text, encoding="utf-8")
+    out.write_bytes(text.encode("utf-8"))
+
+
+def write_files(folder: Path, files: dict[str, str]) -> None:
+    """Put files into a folder byte for byte: their line endings as they are, on every OS
+    (write_text would write each \n as \r\n on Windows, and a replay would then differ)."""
+    for name, content in files.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content.encode("utf-8"))
 
 
 # -- running the script --
@@ -454,9 +463,11 @@ def record_session(
     piped: str | None = None,
     source: str = "",
     run: Callable[[Path, list[str], dict, str | None], int] = run_script,
+    options: list[str] | None = None,
 ) -> int:
     """Run the version's script through the recording proxy and write the file; return the
-    script's exit code. `piped`: what to send to the script's prompt (None: the terminal)."""
+    script's exit code. `piped`: what to send to the script's prompt (None: the terminal).
+    `options`: the script's own (v6's --mcp-config FILE), kept in the header for the replay."""
     script = ROOT / SCRIPTS[version]
     secrets = {
         env[name]
@@ -465,7 +476,9 @@ def record_session(
     }
     files, left_out = folder_files(workdir)
     proxy = RecordingProxy(upstream, secrets)
-    history = Path(tempfile.mkstemp(prefix="agent-record-history-")[1])
+    handle, name = tempfile.mkstemp(prefix="agent-record-history-")
+    os.close(handle)  # Windows refuses to remove a file that is still open (WinError 32)
+    history = Path(name)
     child_env = {**env, **loopback_env(proxy.start()), "AGENT_HISTORY": str(history)}
     print(
         f"[recording to {out}: the file will hold this conversation, the files of {workdir} and "
@@ -479,7 +492,7 @@ def record_session(
             "at a copy of the folder as it is now]",
             flush=True,
         )
-    args = ["--workdir", str(workdir)] + ([task] if task else [])
+    args = ["--workdir", str(workdir), *script_args(options or [])] + ([task] if task else [])
     try:
         code = run(script, args, child_env, piped)
     finally:
@@ -505,6 +518,8 @@ def record_session(
         "files": files,
         "files_left_out": left_out,
     }
+    if options:  # only where there are some: older recordings stay as they were
+        header["args"] = options
     write_recording(out, header, proxy.exchanges, proxy.secrets)
     print(
         f"[recorded {len(proxy.exchanges)} requests to {out}; replay it offline with: "
@@ -519,9 +534,7 @@ def record_demo(version: str, out: Path, workdir: Path) -> int:
     to test the machinery with (tests/recordings/), made without a key."""
     scenario_file = f"{version}_demo.yaml"
     scenario = load_scenario(Path(__file__).resolve().parent / "scenarios" / scenario_file)
-    for name, content in scenario.get("files", {}).items():
-        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-        (workdir / name).write_text(content, encoding="utf-8")
+    write_files(workdir, scenario.get("files", {}))
     api = ScriptedAPI()
     api.play(scenario)
     env = {**os.environ, "ANTHROPIC_API_KEY": "scripted-demo"}
@@ -534,6 +547,7 @@ def record_demo(version: str, out: Path, workdir: Path) -> int:
             api.start(),
             env,
             source=f"scripted model ({scenario_file})",
+            options=scenario.get("args", []),
         )
     finally:
         api.stop()

@@ -44,9 +44,9 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from scripted import ROOT
+from scripted import ROOT, script_args
 from scripted.models import MODELS
-from scripted.record import FORMAT, Exchange, LoopbackServer, json_or_text, run_script
+from scripted.record import FORMAT, Exchange, LoopbackServer, json_or_text, run_script, write_files
 from scripted.rules import cache_breakpoint_errors, model_errors, validate_request
 from scripted.server import loopback_env
 
@@ -427,10 +427,7 @@ def answer_stopped(handler: BaseHTTPRequestHandler, ended: bool) -> None:
 
 def starting_folder(recording: Recording, workdir: Path) -> None:
     """Put the files the recording kept into the work directory, as they were at the start."""
-    for name, content in (recording.header.get("files") or {}).items():
-        target = workdir / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+    write_files(workdir, recording.header.get("files") or {})
 
 
 def replay_session(
@@ -464,7 +461,10 @@ def replay_session(
     task = [header["task"]] if header["task"] else []
     try:
         code = run(
-            script, ["--workdir", str(workdir), *task], env, None if task else header["typed"]
+            script,
+            ["--workdir", str(workdir), *script_args(header.get("args", [])), *task],
+            env,
+            None if task else header["typed"],
         )
     finally:
         server.stop()

@@ -133,7 +133,7 @@ TURN_KEYS = {
     "error",
 }
 CALL_KEYS = {"name", "input", "invalid"}
-ERROR_KEYS = {"status", "message", "retry_after_ms", "midstream"}
+ERROR_KEYS = {"status", "message", "retry_after_ms", "midstream", "param"}
 REJECTABLE = {"cache_control", "thinking", "thinking.display"}  # what `rejects` may name
 EXPECT_KEYS = {
     "tool_result_contains",
@@ -532,7 +532,7 @@ def error_body(status: int, message: str) -> dict:
     }
 
 
-def openai_error_body(status: int, message: str) -> dict:
+def openai_error_body(status: int, message: str, param: str | None = None) -> dict:
     """An error as OpenAI-format servers write it, which some Messages-API endpoints answer with
     too (llama.cpp's server): no top-level `type`, the code beside the message.
     openai/openai-python: src/openai/types/shared/error_object.py (code, message, param, type)"""
@@ -540,7 +540,7 @@ def openai_error_body(status: int, message: str) -> dict:
         "error": {
             "message": message,
             "type": ERROR_TYPES.get(status, "api_error"),
-            "param": None,
+            "param": param,  # the request field it is about, if the scenario names one
             "code": status,
         }
     }
@@ -655,6 +655,7 @@ class Reply:
     released: threading.Event | None = None
     error_event: dict | None = None  # an `event: error` that breaks the stream off midway
     usage_at_end: bool = False  # the counts come in message_delta, not message_start
+    param: str | None = None  # the field an OpenAI-shaped error names (Claude's errors name none)
 
 
 class ScriptedAPI:
@@ -760,7 +761,8 @@ class ScriptedAPI:
             reply, record = self._answer(method, path, raw, headers)
             reply.headers["request-id"] = self._next_id("req_scripted")
             if reply.status >= 400 and self.endpoint.error_shape == "openai":
-                reply.body = openai_error_body(reply.status, reply.body["error"]["message"])
+                message = reply.body["error"]["message"]
+                reply.body = openai_error_body(reply.status, message, reply.param)
             if record is not None:
                 record.reply = {"status": reply.status, "body": reply.body}
             return reply, record
@@ -1036,7 +1038,8 @@ def error_reply(error: dict, latency: float = 0.0) -> Reply:
     if status == 429 or status >= 500:  # the SDK retries these; tell it to retry at once
         headers = {"retry-after-ms": str(error.get("retry_after_ms", 1)), "x-should-retry": "true"}
     message = error.get("message", f"scripted {ERROR_TYPES[status]}")
-    return Reply(status, error_body(status, message), latency=latency, headers=headers)
+    return Reply(status, error_body(status, message), latency=latency, headers=headers,
+                 param=error.get("param"))
 
 
 def loopback_env(url: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ this one needs pytest), and runs it in-process or as a program.
 """
 
 import contextlib
+import functools
 import io
 import os
 import signal
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from plumbing.platforms import this_platform
 from scripted import ROOT, SCRIPTS
 from scripted.loading import VERSIONS, load_agent, load_script  # noqa: F401 (for the tests)
 
@@ -114,6 +116,15 @@ def run_main(path: Path, input_text: str) -> int:
         sys.stdin = saved_stdin
 
 
+def system_text(body: dict) -> str:
+    """A request's system prompt as text: a string, or (v5 on) text blocks, the last one marked
+    as a cache breakpoint."""
+    system = body.get("system") or ""
+    if isinstance(system, str):
+        return system
+    return "".join(block["text"] for block in system)
+
+
 def results_sent(api) -> list[dict]:
     """What the model got back last: the content of the last request's last user message."""
     return api.requests[-1].body["messages"][-1]["content"]
@@ -145,13 +156,52 @@ def git_repository_with_one_commit(folder: Path) -> None:
         "GIT_COMMITTER_EMAIL": "t@t",
         "GIT_CONFIG_GLOBAL": os.devnull,
     }
-    (folder / "a.txt").write_text("alpha\n")
+    (folder / "a.txt").write_bytes(b"alpha\n")  # write_text: alpha\r\n on Windows
     for command in (
         ["git", "init", "-q"],
         ["git", "add", "a.txt"],
         ["git", "commit", "-qm", "one"],
     ):
         subprocess.run(command, cwd=folder, env=env, check=True)
+
+
+@functools.cache
+def shell_missing() -> str:
+    """Why the bash tool's shell runs no command here, or "" if it does: under Wine (the opt-in
+    check on a real Windows CPython) there is no bash, and its PowerShell runs nothing."""
+    shell = this_platform().shell
+    try:
+        done = subprocess.run(shell.argv("echo ok"), capture_output=True, timeout=60, check=False)
+    except OSError as error:
+        return f"the bash tool's shell ({shell.program}) does not start here: {error}"
+    if done.stdout.strip() != b"ok":
+        return f"the bash tool's shell ({shell.program}) runs no command here"
+    return ""
+
+
+def python_command(code: str) -> str:
+    """A command line for the bash tool's shell that runs `code` with this Python, named by its
+    path: Windows has no python3, Debian no python, outside a virtual environment."""
+    shell = this_platform().shell
+    command = f"{shell.quoted(sys.executable)} -c {shell.quoted(code)}"
+    if shell.name == "PowerShell":
+        return "& " + command  # a quoted program name is a string to PowerShell, & runs it
+    return command
+
+
+def symlink_or_skip(link: Path, target: Path | str, target_is_directory: bool = False) -> None:
+    """Make a symbolic link, or skip the test where none can be made: Windows without the
+    privilege (Developer Mode off: WinError 1314), or Wine, whose links report success and make
+    nothing. A test of links then skips, saying why; it never passes without a link."""
+    try:
+        os.symlink(target, link, target_is_directory=target_is_directory)
+    except OSError as error:
+        if getattr(error, "winerror", None) != 1314:
+            raise
+        pytest.skip("no symbolic link here: Windows grants the privilege to make one to "
+                    "administrators, or to all with Developer Mode on (WinError 1314)")
+    if not os.path.islink(link):
+        pytest.skip("no symbolic link here: making one reported success and made nothing (Wine)")
 
 
 @contextlib.contextmanager

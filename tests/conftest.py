@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from plumbing.commands import sessions_file
 from tests.agents import ROOT, SCRIPTS, VERSIONS
 
 # -- the version scripts --
@@ -31,3 +32,11 @@ def ctrl_c_raises():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_sessions_file_left():
+    """A command run down macOS's branch notes its session in a file of the agent's, which the
+    agent's exit removes; here the agent is the test process, so the test run removes it."""
+    yield
+    sessions_file().unlink(missing_ok=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,21 @@ from workshop.reference import EXERCISES, variants
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
+
+# Tests that run a command make the process that runs them a subreaper (plumbing/commands.py's
+# guard_the_agent): mutmut's own process, which runs every test once to see what reaches what,
+# would then adopt a command's orphans, and its wait for a mutant's worker meets a pid it never
+# started and stops with a KeyError. Targets other than the commands' own leave these out.
+BASH_RUNS = ("bash", "command", "terminal", "escape_codes", "malformed", "huge_wrong_value")
+
+
+def tests_in(file: str, leaving_out: tuple[str, ...] = ()) -> list[str]:
+    """The tests of `file` whose names contain none of `leaving_out`."""
+    names = re.findall(r"^def (test_\w+)", (ROOT / file).read_text(encoding="utf-8"), re.M)
+    return [f"{file}::{name}" for name in names if not any(word in name for word in leaving_out)]
+
+
+LESSONS = ["v1_basic.py", "v2_planning.py", "v3_subagents.py", "v4_skills.py", "v5_compaction.py"]
 
 # A target: the files to mutate; optionally the functions (mutmut's names, globs allowed) when
 # only part of a file is in scope; and the tests that matter for it.
@@ -153,6 +169,11 @@ TARGETS = {
         "functions": ["x_refuse_if_blocked", "x_blocklist_spelling"],
         "tests": ["tests/test_plumbing_rules.py"],
     },
+    "files": {
+        "files": ["plumbing/files.py"],
+        # how the file tools open, page and cut; each OS's branch runs here through its Platform
+        "tests": ["tests/test_plumbing_files.py"] + tests_in("tests/test_tools.py", BASH_RUNS),
+    },
     "numbers": {
         "files": ["docsgen/numbers.py"],
         # the rules the site's figures are made by; what gathers them is numbers-pages
@@ -205,6 +226,161 @@ TARGETS = {
             "tests/test_workshop.py::test_every_rule_of_a_readme_has_a_test_a_wrong_and_a_right_solution",
         ],
     },
+    # -- the rest of plumbing/ --
+    "commands": {
+        "files": ["plumbing/commands.py"],
+        # running a command, its output, its time limit and ending its process tree (the deny
+        # list is deny-list's); GUARD below keeps mutmut's own process from adopting orphans
+        "functions": [
+            "x_run_command", "x_command_environment", "x_decoded", "x_wait_or_stop",
+            "x_end_command", "x_end_every_process_started", "x_end_processes", "x_collect",
+            "x_zombie_of_another", "x_alive", "x_process_tree", "x_tagged", "x_agent_tag",
+            "x_libc", "x_guard_the_agent",
+        ],
+        "tests": ["tests/test_plumbing_commands.py"],
+    },
+    "compaction": {
+        "files": ["plumbing/compaction.py"],
+        "tests": ["tests/test_compaction.py"],
+    },
+    "model": {
+        "files": ["plumbing/model.py"],
+        "tests": ["tests/test_model.py", "tests/test_plumbing_turns.py"],
+    },
+    "platforms": {
+        "files": ["plumbing/platforms.py"],
+        "tests": ["tests/test_plumbing_platforms.py", "tests/test_plumbing_files.py"],
+    },
+    "prompt": {
+        "files": ["plumbing/prompt.py"],
+        "tests": ["tests/test_screen.py", "tests/test_terms.py"],
+    },
+    "read-only": {
+        "files": ["plumbing/read_only.py"],
+        "tests": ["tests/test_plumbing_sandbox.py"],
+    },
+    "sandbox": {
+        "files": ["plumbing/sandbox.py"],
+        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py"],
+    },
+    "screen": {
+        "files": ["plumbing/screen.py"],
+        "tests": ["tests/test_plumbing_screen.py", "tests/test_screen.py"],
+    },
+    "setup": {
+        "files": ["plumbing/setup.py"],
+        "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py"]
+        + tests_in("tests/test_loop.py", BASH_RUNS),
+    },
+    "skills": {
+        "files": ["plumbing/skills.py"],
+        "tests": ["tests/test_plumbing_skills.py", "tests/test_skills.py"],
+    },
+    "status": {
+        "files": ["plumbing/status.py"],
+        "tests": ["tests/test_plumbing_screen.py"]
+        + tests_in("tests/test_subagents.py", BASH_RUNS),
+    },
+    "todo": {
+        "files": ["plumbing/todo.py"],
+        "tests": ["tests/test_plumbing_todo.py", "tests/test_todo.py"],
+    },
+    # -- the rest of scripted/ --
+    "server": {
+        "files": ["scripted/server.py"],
+        # what server-rules and endpoint-rules leave: scenarios, turns, streams, the handler
+        "functions": [
+            "x_load_scenario", "x_check_scenario", "x_step_label", "x_turn_shape_problem",
+            "x_is_tool_call", "x_expect_failures", "x_tool_call_problems", "x_canonical",
+            "x_to_json", "x_tokens", "x_sign", "x_prompt_units", "x_without_cache_control",
+            "x_sse_events", "x_broken_stream_events", "x_chunks", "x_error_body",
+            "x_openai_error_body", "xǁScriptedAPIǁ_play_turn", "xǁScriptedAPIǁ_track_for",
+            "xǁScriptedAPIǁ_message", "xǁScriptedAPIǁ_thinking_and_text",
+            "xǁScriptedAPIǁplay", "xǁScriptedAPIǁanswer", "xǁScriptedAPIǁremaining",
+            "xǁHandlerǁdo_POST", "xǁHandlerǁ_send", "x_thinking_block", "x_content_key",
+            "x_error_reply",
+        ],
+        "tests": ["tests/test_server.py", "tests/test_rules.py", "tests/test_endpoints.py"],
+    },
+    "endpoints": {
+        "files": ["scripted/endpoints.py"],
+        # the rows are data (mutmut leaves them alone: test_endpoints.py pins each row's
+        # behaviour); unknown_endpoint() names the rows when a name is wrong
+        "tests": ["tests/test_endpoints.py", "tests/test_other_models.py"],
+    },
+    "record": {
+        "files": ["scripted/record.py"],
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+    },
+    "replay": {
+        "files": ["scripted/replay.py"],
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+    },
+    "chat-completions": {
+        "files": ["scripted/chat_completions.py"],
+        "tests": ["tests/test_litellm.py"],
+    },
+    # -- the rest of docsgen/ --
+    "docs-endpoints": {
+        "files": ["docsgen/endpoints.py"],
+        "tests": ["tests/test_other_models.py"],
+    },
+    "charts": {
+        "files": ["docsgen/charts.py"],
+        "tests": ["tests/test_generators.py", "tests/test_hood.py"],
+    },
+    "hood": {
+        "files": ["docsgen/hood.py"],
+        "tests": ["tests/test_hood.py", "tests/test_generators.py"],
+    },
+    "generated": {
+        "files": ["docsgen/generated.py"],
+        "tests": ["tests/test_docs.py", "tests/test_chapters.py"],
+    },
+    "search": {
+        "files": ["docsgen/search.py"],
+        "tests": ["tests/test_docs.py"],
+    },
+    "site-tools": {
+        # the build's entry points: serving, the vendored mermaid, screenshots, mkdocs hooks
+        "files": ["docsgen/serve.py", "docsgen/vendor.py", "docsgen/hooks.py",
+                  "docsgen/screenshots.py", "docsgen/__main__.py"],
+        "tests": ["tests/test_layout.py", "tests/test_browser.py", "tests/test_docs.py"],
+    },
+    # -- the lessons' own mechanisms, in every version that has them --
+    "lessons-loop": {
+        "files": LESSONS,
+        "functions": ["x_agent_loop", "x_call_model", "x_answer_tool_calls", "x_run_tool",
+                      "x_run_turn"],
+        "tests": ["tests/test_loop.py", "tests/test_turn_limits.py"],
+    },
+    "lessons-tools": {
+        "files": LESSONS,
+        "functions": ["x_run_bash", "x_read_file", "x_write_file", "x_edit_file"],
+        "tests": ["tests/test_tools.py"],
+    },
+    "lessons-todo": {
+        "files": LESSONS[1:],
+        "functions": ["x_update_todos", "x_remind_to_plan", "x_remind_of_open_todos"],
+        "tests": ["tests/test_todo.py"],
+    },
+    "lessons-subagents": {
+        "files": LESSONS[2:],
+        "functions": ["x_run_subagent", "x_run_read_only_bash", "x_run_tasks"],
+        "tests": ["tests/test_subagents.py", "tests/test_turn_limits.py"],
+    },
+    "lessons-skills": {
+        "files": LESSONS[3:],
+        "functions": ["x_skill_sources", "x_load_skills", "x_read_skill", "x_catalogue",
+                      "x_skill_tool", "x_install_skills", "x_activate_skill",
+                      "x_path_for_reading"],
+        "tests": ["tests/test_skills.py"],
+    },
+    "v5-compaction": {
+        "files": ["v5_compaction.py"],
+        "functions": ["x_compact", "x_what_must_survive", "x_compact_by_hand"],
+        "tests": ["tests/test_compaction.py"],
+    },
 }
 
 
@@ -244,6 +420,33 @@ def copy_project(into: Path) -> None:
         if source.is_file() and not name.startswith(".mutation/"):
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, into / name)
+
+
+# Appended to the copy's tests/conftest.py (never the checkout's). mutmut runs every test once in
+# its own process to see what reaches what, then each mutant in a forked worker, and waits for
+# its workers with os.wait(). A test that runs a command makes its process a subreaper
+# (plumbing/commands.py's guard_the_agent), so mutmut's process would adopt the commands' orphans
+# and its wait meet a pid it never started (mutmut stops with a KeyError). After each test: no
+# longer a subreaper, and whatever was adopted and has ended is collected.
+GUARD = """
+
+def pytest_runtest_teardown(item):  # added by tests/mutation.py to its copy only
+    import ctypes
+    import ctypes.util
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).prctl(36, 0, 0, 0, 0)
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+"""
 
 
 def mutmut_settings(target: dict, into: Path) -> str:
@@ -308,6 +511,8 @@ def run(name: str, children: int) -> Counter:
     copy_project(into)
     with open(into / "pyproject.toml", "a", encoding="utf-8") as settings:
         settings.write(mutmut_settings(target, into))
+    with open(into / "tests" / "conftest.py", "a", encoding="utf-8") as conftest:
+        conftest.write(GUARD)
     patterns = mutant_patterns(target)
     environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": ""}
     environment.pop("PYTHONDONTWRITEBYTECODE")

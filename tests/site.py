@@ -76,6 +76,7 @@ try:
     import fcntl  # POSIX: one docs build shared by the pytest-xdist workers
 except ImportError:
     fcntl = None
+    import msvcrt  # Windows' lock instead
 
 
 BUILD_COMMAND = [sys.executable, "-m", "docsgen", "--offline", "--site-dir"]
@@ -175,7 +176,7 @@ def built_site(tmp_path_factory) -> Path:
     problem = docs_tools_missing()
     if problem:
         pytest.skip(problem)
-    shared = os.environ.get("PYTEST_XDIST_WORKER") and fcntl is not None
+    shared = os.environ.get("PYTEST_XDIST_WORKER")
     root = tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.getbasetemp()
     site = root / "site"
     if (root / "site.log").exists():  # the background build of this run
@@ -186,8 +187,8 @@ def built_site(tmp_path_factory) -> Path:
         assert (root / "site.done").read_text() == "0", f"python -m docsgen failed:\n{log}"
         return site
     with open(root / "site.lock", "w") as lock:
-        if shared:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if shared:  # one build at a time: two would replace files in .generated/ the other reads
+            lock_to_the_end(lock)
         if not (site / "index.html").exists():
             result = subprocess.run(
                 [*BUILD_COMMAND, str(site)],
@@ -200,6 +201,21 @@ def built_site(tmp_path_factory) -> Path:
                 f"python -m docsgen failed:\n{result.stdout}\n{result.stderr}"
             )
     return site
+
+
+def lock_to_the_end(lock) -> None:
+    """Wait for a lock on the open file, held until it closes: flock on POSIX; on Windows,
+    msvcrt's lock of its first byte, which gives up after 10 tries a second apart, so it is
+    asked again."""
+    if fcntl is not None:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return
+    while True:
+        try:
+            msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)
+            return
+        except OSError:
+            continue  # another worker is building: its build takes longer than 10 s
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ are the offline demos (tests/test_readme.py, and every docs build), the README's
 pseudo-terminal tests (tests/test_terminal.py).
 """
 
+import dataclasses
 import re
 import socket
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from docsgen.numbers import setting_default
+from plumbing.platforms import Shell, linux, windows
+from scripted.demo import bash_needed
 from tests.agents import (
     ROOT,
     SCRIPTS,
@@ -233,3 +236,12 @@ def test_ctrl_c_mid_tool_returns_to_the_prompt_with_history_intact(scripted_api,
     assert "interrupted" in done.stderr and "Stopped. What next?" in done.stdout
     results = results_sent(scripted_api)
     assert results[0]["is_error"] and results[-1] == {"type": "text", "text": "never mind"}
+
+
+def test_a_windows_without_bash_is_told_at_the_demos_start_what_to_install():
+    """The demos play bash commands; with PowerShell as the shell they would fail unexplained."""
+    powershell = dataclasses.replace(windows(), shell=Shell("PowerShell", "powershell.exe"))
+    git_bash = dataclasses.replace(windows(), shell=Shell("bash", r"C:\Git\bin\bash.exe"))
+    assert "this PC has no bash" in bash_needed(powershell)
+    assert "Install Git for Windows (https://gitforwindows.org/)" in bash_needed(powershell)
+    assert bash_needed(git_bash) == "" and bash_needed(linux()) == ""

@@ -15,7 +15,7 @@ import pytest
 
 from plumbing.compaction import prompt_size
 from scripted import ROOT, SCRIPTS
-from scripted.server import check_scenario
+from scripted.server import CHARACTERS_PER_TOKEN, canonical, check_scenario, prompt_units
 from tests.agents import press_ctrl_c_once, run_in_process, versions_from
 
 pytestmark = pytest.mark.parametrize("version", versions_from("v5"))
@@ -50,6 +50,13 @@ def first_request_size(make_agent, api) -> int:
 def prompt_size_of(request) -> int:
     usage = request.reply["body"]["usage"]
     return sum(usage.values()) - usage["output_tokens"]
+
+
+def system_and_tools_size(body: dict) -> int:
+    """The tokens of a request's tools and system prompt, the prefix that comes before every
+    history, counted as the scripted server counts a prefix."""
+    units = [unit for unit in prompt_units(body) if "message" not in unit]
+    return len("".join(canonical(unit) for unit in units)) // CHARACTERS_PER_TOKEN
 
 
 # -- when it starts --
@@ -119,9 +126,13 @@ def test_the_summary_request_is_the_history_plus_one_question_and_reads_it_from_
     first_usage, summary_usage = (r.reply["body"]["usage"] for r in (first, summary))
     assert summary_usage["cache_read_input_tokens"] == prompt_size_of(first) > 0
     assert first_usage["cache_creation_input_tokens"] == prompt_size_of(first)
-    # The request after it starts a new, short prefix, writes it, and the next one reads it.
+    # The request after it starts a new history: the breakpoint at the end of the system prompt
+    # kept tools and system in the cache, so it reads them and writes only the fresh history.
+    assert after.body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     after_usage = after.reply["body"]["usage"]
-    assert after_usage["cache_read_input_tokens"] == 0
+    kept_cached = system_and_tools_size(after.body)
+    assert after_usage["cache_read_input_tokens"] == kept_cached > 0
+    assert after_usage["cache_creation_input_tokens"] == prompt_size_of(after) - kept_cached
     assert prompt_size_of(after) < prompt_size_of(summary)
     next_summary = scripted_api.requests[3].reply["body"]["usage"]
     assert next_summary["cache_read_input_tokens"] == prompt_size_of(after)
@@ -216,30 +227,116 @@ def test_no_tool_use_or_thinking_block_of_the_old_history_is_sent_after_it(
 # -- failures --
 
 
-@pytest.mark.parametrize("failure", ["an API error", "a tool call instead of a summary"])
-def test_a_failed_summary_request_keeps_the_old_history_and_the_turn_goes_on(
-    version, scripted_api, make_agent, tmp_path, capsys, failure
+AGAIN = "; the history is kept as it was, and the next turn tries again (or type /compact)]"
+# Every way a summary request can end without a summary (Ctrl-C has its own test below): the
+# model's answer to the question, and why the screen says there is no summary.
+NO_SUMMARY = {
+    "an API error": ({"error": {"status": 400, "message": "scripted: no summary today"}},
+                     "the API answered 400: invalid_request_error: scripted: no summary today"),
+    "a tool call": (READ, "the model asked for a tool instead of writing a summary"),
+    "thinking and no text": ({"thinking": "Nothing to add."},
+                             "the model's reply held no summary text"),
+    "cut at max_tokens": ({"text": SUMMARY, "stop_reason": "max_tokens"},
+                          "the summary was cut off at max_tokens (MAX_TOKENS), so it may have lost "
+                          "facts"),
+    "a refusal": ({"text": SUMMARY, "stop_reason": "refusal"},
+                  "the model declined to write a summary (refusal)"),
+    "pause_turn": ({"text": SUMMARY, "stop_reason": "pause_turn"},
+                   "the model paused before it wrote the summary (pause_turn)"),
+    "a full context window": ({"text": SUMMARY, "stop_reason": "model_context_window_exceeded"},
+                              "the summary request filled the model's context window"),
+}
+
+
+@pytest.mark.parametrize("ending", list(NO_SUMMARY))
+def test_a_summary_request_without_a_summary_keeps_the_history_and_says_why(
+    version, scripted_api, make_agent, tmp_path, capsys, ending
 ):
     (tmp_path / "notes.txt").write_text("the deploy key is K-7731\n")
     agent = make_agent(COMPACT_AT=1)
-    failed = {"expect": {"last_user_contains": agent.SUMMARY_QUESTION},
-              "error": {"status": 400, "message": "scripted: no summary today"}}
-    if failure == "a tool call instead of a summary":
-        failed = {**summary_turn(agent), **READ}
+    answer, why = NO_SUMMARY[ending]
+    failed = {"expect": {"last_user_contains": agent.SUMMARY_QUESTION}, **answer}
     scripted_api.play({"turns": [READ, failed, DONE]})
     history = []
     assert agent.run_turn(history, "go") == 0
-    first, _, after = scripted_api.requests
-    # The turn went on from the old history, untouched: the read and its result, no question.
-    assert after.body["messages"][:1] == first.body["messages"]
-    assert after.body["messages"][-1]["content"][0]["type"] == "tool_result"
-    assert agent.SUMMARY_QUESTION not in json.dumps(after.body)
+    _, asked, after = scripted_api.requests
+    # The turn went on from the history as it was: the summary request's, without the question.
+    assert after.body["messages"][:-1] == asked.body["messages"][:-1]
+    assert after.body["messages"][-1]["content"] == asked.body["messages"][-1]["content"][:-1]
+    assert texts(asked.body["messages"][-1])[-1] == agent.SUMMARY_QUESTION
+    assert "<summary>" not in json.dumps(after.body)  # a cut or refused text was not taken
+    assert [message["role"] for message in history] == ["user", "assistant", "user", "assistant"]
+    assert f"[compaction failed: {why}{AGAIN}" in capsys.readouterr().err
+
+
+def test_a_failed_compaction_costs_one_call_this_turn_and_the_next_turn_tries_again(
+    version, scripted_api, make_agent, tmp_path, capsys
+):
+    (tmp_path / "notes.txt").write_text("the deploy key is K-7731\n")
+    agent = make_agent(COMPACT_AT=1)  # every round passes it
+    refused = {**summary_turn(agent), "stop_reason": "refusal"}
+    scripted_api.play({"turns": [READ, refused, READ, READ, DONE,  # the first turn
+                                 READ, summary_turn(agent), DONE]})  # the second
+    history = []
+    assert agent.run_turn(history, "first request") == 0
+    first_turn = len(scripted_api.requests)
+    assert agent.run_turn(history, "second request") == 0
+    asked = [number for number, request in enumerate(scripted_api.requests)
+             if agent.SUMMARY_QUESTION in json.dumps(request.body["messages"][-1])]
+    assert (first_turn, asked) == (5, [1, 6])  # three rounds over it, one question a turn
+    assert [message["role"] for message in history] == ["user", "assistant"]  # compacted
     err = capsys.readouterr().err
-    assert "[compaction failed: " in err and "; the history is kept as it was]" in err
-    if failure == "an API error":
-        assert "scripted: no summary today" in err
-    else:
-        assert "the model wrote no summary (stop_reason tool_use)" in err
+    assert err.count("[compaction failed: ") == 1
+
+
+# -- what survives follows the history --
+
+
+@pytest.mark.parametrize("taken_back", ["as too long", "after a refusal"])
+def test_a_message_taken_back_is_not_the_latest_request_a_later_compaction_keeps(
+    version, scripted_api, make_agent, tmp_path, capsys, taken_back
+):
+    (tmp_path / "notes.txt").write_text("the deploy key is K-7731\n")
+    agent = make_agent()  # compacts only by hand here
+    turns = [READ, {"text": "Read it."}]
+    message = "Here is the whole log to go through: " + "x" * 200_000  # beyond the window
+    if taken_back == "after a refusal":
+        message = "Now do what you must not."
+        turns.append({"text": "I can't help with that.", "stop_reason": "refusal"})
+    turns.append({"expect": {"last_user_contains": "which key?"}, "text": "K-7731."})
+    scripted_api.play({"turns": turns, "tracks": [summary_track()], "context_window": 20_000})
+    history = []
+    assert agent.run_turn(history, "read the notes") == 0
+    assert agent.run_turn(history, message) == 1
+    assert "is taken back" in capsys.readouterr().err or taken_back == "after a refusal"
+    assert agent.compact_by_hand(history) == 0
+    assert agent.run_turn(history, "which key?") == 0
+    assert capsys.readouterr().err == ""  # nothing is blamed on the new message
+    [fresh] = scripted_api.requests[-1].body["messages"]
+    assert texts(fresh)[1].endswith("The user's latest request:\nread the notes")
+    assert message[:30] not in json.dumps(fresh)
+
+
+# -- the breakpoint at the end of the system prompt, where an endpoint refuses it --
+
+
+@pytest.mark.parametrize("refused", ["cache_control", "system.0.cache_control"])
+def test_an_endpoint_that_refuses_a_breakpoint_gets_none_and_the_turn_goes_on(
+    version, scripted_api, make_agent, capsys, refused
+):
+    agent = make_agent()
+    turns = [{"text": "Hello."}]
+    scenario = {"turns": turns, "endpoint": "cloud-gateway"}  # refuses the top-level one
+    if refused != "cache_control":  # an endpoint that refuses the system block's breakpoint
+        error = {"status": 400, "message": f"{refused}: Extra inputs are not permitted"}
+        scenario = {"turns": [{"error": error}, *turns]}
+    scripted_api.play(scenario)
+    assert agent.run_turn([], "hi") == 0
+    first, again = scripted_api.requests
+    assert first.body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in json.dumps(again.body)  # neither breakpoint is sent again
+    assert again.body["system"] == [{"type": "text", "text": agent.SYSTEM}]
+    assert "[the endpoint refused cache_control (no prompt caching" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
@@ -325,25 +422,14 @@ def test_prompt_size_counts_what_the_cache_read_and_wrote_too(version):
 # -- the benchmark the chapter quotes --
 
 
-def test_the_bench_v5_stays_in_the_window_keeps_the_facts_and_bills_less_than_clearing(
-    version, built_site
-):
+def test_the_bench_plays_each_way_and_the_chapter_quotes_its_figures(version, built_site):
     numbers = json.loads((ROOT / ".generated" / "numbers.json").read_text(encoding="utf-8"))
-
-    def figure(way: str, name: str) -> str:
-        return numbers[f"compaction.{way}.{name}"]
-
-    def count(way: str, name: str) -> int:
-        return int(figure(way, name).replace(",", ""))
-
-    window = int(numbers["compaction.WINDOW"].replace(",", ""))
-    assert figure("none", "window_exceeded") == "yes" and figure("none", "facts") == "not reached"
-    assert count("none", "calls") < count("none", "session_calls")
-    assert figure("clearing", "facts") == "no"
-    assert figure("compaction", "window_exceeded") == "no"
-    assert figure("compaction", "facts") == "yes"
-    assert count("compaction", "calls") == count("compaction", "session_calls")
-    assert count("compaction", "largest") < window
-    assert count("compaction", "billed") < count("clearing", "billed")
     table = (ROOT / ".generated" / "bench" / "compaction.txt").read_text(encoding="utf-8")
-    assert f"  compaction {count('compaction', 'billed'):>14,}" in table
+    rows = [line[2:21].rstrip() for line in table.splitlines()[2:-1]]
+    assert rows == ["none, sent again", "none, 1M window", "clearing", "learn-claude-code", "v5",
+                    "v5, lossy summary", "v5, no breakpoint"]
+    billed = numbers["compaction.compaction.billed"]
+    assert f"  v5                 {billed:>13}" in table
+    assert f"  v5, lossy summary  {numbers['compaction.lossy.billed']:>13}" in table
+    *_, kept, lossy, _, _ = table.splitlines()
+    assert kept.endswith("  2 of 2") and lossy.endswith("  1 of 2")

@@ -325,6 +325,56 @@ def test_the_key_is_taken_only_in_the_rows_headers(scripted_api, name):
         assert as_bearer.messages.create(**request(name)).content[0].text == "ok"
 
 
+def sending(api, name: str, **headers: str) -> anthropic.Anthropic:
+    """A client for the row `name` that sends exactly these key headers: none if none given."""
+    env = api.endpoint_env(name)
+    omitted = {"x-api-key": anthropic.Omit(), "authorization": anthropic.Omit()}
+    return anthropic.Anthropic(base_url=env["ANTHROPIC_BASE_URL"], api_key="unused",
+                               max_retries=0, default_headers={**omitted, **headers})
+
+
+@pytest.mark.allow_violations
+@pytest.mark.parametrize(("name", "key_checked"), [
+    ("anthropic", True), ("kimi", None), ("glm", None), ("ollama", False), ("llama.cpp", False),
+])
+def test_a_request_without_a_key_passes_only_where_the_row_says_no_key_is_checked(
+    scripted_api, name, key_checked
+):
+    """Where the row does not know whether the key is checked (None), the server checks it, as
+    Claude's API does: an agent that forgets the key fails here first, not at the real endpoint."""
+    assert BY_NAME[name].key_checked is key_checked
+    scripted_api.play({"endpoint": name, "turns": [{"text": "ok"}]})
+    keyless = sending(scripted_api, name)
+    if key_checked is False:
+        assert keyless.messages.create(**request(name)).content[0].text == "ok"
+        assert "x-api-key" not in scripted_api.requests[0].headers
+        return
+    with pytest.raises(anthropic.AuthenticationError) as caught:
+        keyless.messages.create(**request(name))
+    assert "x-api-key header is required" in str(caught.value.response.json())
+    assert scripted_api.violations == ["x-api-key header is required"]
+    scripted_api.violations.clear()
+    with_key = sending(scripted_api, name, **{"x-api-key": "k", "authorization": "Bearer k"})
+    assert with_key.messages.create(**request(name)).content[0].text == "ok"
+
+
+def test_a_bearer_only_row_takes_both_headers_and_refuses_x_api_key_alone_naming_bearer(
+    scripted_api,
+):
+    assert BY_NAME["openrouter"].auth == ("bearer",)
+    scripted_api.play({"endpoint": "openrouter", "turns": [{"text": "both"}, {"text": "bearer"}]})
+    both = sending(scripted_api, "openrouter", **{"x-api-key": "k", "authorization": "Bearer k"})
+    assert both.messages.create(**request("openrouter")).content[0].text == "both"
+    alone = sending(scripted_api, "openrouter", **{"x-api-key": "k"})
+    with pytest.raises(anthropic.AuthenticationError) as caught:
+        alone.messages.create(**request("openrouter"))
+    assert caught.value.response.json()["error"]["message"] == "send the key in bearer"
+    assert scripted_api.refused == ["openrouter takes its key in bearer, not in x-api-key"]
+    scripted_api.refused.clear()
+    bearer = sending(scripted_api, "openrouter", authorization="Bearer k")
+    assert bearer.messages.create(**request("openrouter")).content[0].text == "bearer"
+
+
 # -- every version completes a task against every row --
 
 TASK = {

@@ -12,11 +12,20 @@ calls whose first, second and last figures all differ.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
 
-from docsgen.changes import card, card_files, diff_counts, tool_names, what_changed
+from docsgen.changes import (
+    Changes,
+    card,
+    card_files,
+    diff_counts,
+    served_tools,
+    tool_names,
+    what_changed,
+)
 from docsgen.charts import GISTDEX
 from docsgen.hood import FIRST_CALLS
 from docsgen.numbers import (
@@ -230,17 +239,27 @@ DEMOS = {
         "  [tokens: in 0, out 131, cache write 7,666, cache read 1,898]\n"
         "  [tokens: in 0, out 108, cache write 312, cache read 9,564]\n"
         "[compacted: 9,876 tokens of history went in, a summary of 108 tokens came out]\n"
-        "  [tokens: in 0, out 85, cache write 1,591, cache read 0]\n"
+        "  [tokens: in 0, out 85, cache write 557, cache read 1,034]\n"
         '> edit_file {"path": "export.toml"}\n'
         "  [tokens: in 0, out 55, cache write 133, cache read 1,591]\n"
     ),
 }
 HYGIENE = {"inline": 41_234, "delegated": 4_941}
 CACHING = {"calls": 7, "input": 20_000, "read": 15_000, "limit": 18_000}
-COMPACTION = {  # one session played three ways, as bench/compaction.py --json gives it
-    "none": {"billed": 130_330, "dollars": 0.2607, "window_exceeded": True, "facts": "not reached"},
-    "clearing": {"billed": 440_631, "dollars": 0.8813, "window_exceeded": False, "facts": "no"},
-    "compaction": {"billed": 178_114, "dollars": 0.3562, "window_exceeded": False, "facts": "yes"},
+def way(billed, output, largest, overflows, summaries, facts, after_read=0, after_written=0):
+    return {"billed": billed, "output": output, "largest": largest, "overflows": overflows,
+            "summaries": summaries, "facts": facts, "facts_asked": 2, "after_read": after_read,
+            "after_written": after_written}
+
+
+COMPACTION = {  # one session played six ways, as bench/compaction.py --json gives it
+    "resent": way(313_892, 818, 59_943, 2, 0, 0),
+    "cached": way(316_903, 817, 105_017, 0, 0, 2),
+    "clearing": way(248_833, 816, 23_450, 0, 0, 0),
+    "lcc": way(223_286, 875, 56_612, 0, 1, 2, 1_031, 139),
+    "compaction": way(173_358, 1_046, 25_530, 0, 4, 2, 1_034, 138),
+    "lossy": way(173_245, 986, 25_515, 0, 4, 1, 1_033, 124),
+    "no_breakpoint": way(178_114, 1_045, 25_529, 0, 4, 2, 0, 1_172),
 }
 
 
@@ -271,25 +290,79 @@ def test_the_benchmark_figures_and_the_demos_are_written_as_the_pages_quote_them
         "v4.demo_calls": "3", "v4.demo_tool_calls": "1", "v4.demo_cache_read": "2,145",
         "v5.demo_calls": "6", "v5.demo_tool_calls": "3", "v5.demo_over": "9,564",
         "v5.demo_summary_input": "9,876", "v5.demo_summary_read": "9,564",
-        "v5.demo_after": "1,591", "v5.demo_summary_call": "4",
+        "v5.demo_after": "1,591", "v5.demo_after_read": "1,034", "v5.demo_summary_call": "4",
         "v1.demo_task_calls": "0", "v3.demo_task_calls": "2", "v4.demo_task_calls": "0",
         "v5.demo_task_calls": "0",
     }
     compaction = {name: value for name, value in built_numbers.items()
-                  if name.startswith("compaction.") and name.count(".") == 2}
+                  if name.startswith("compaction.") and name.count(".") == 2
+                  and name.split(".")[1] in ("compaction", "lossy")}
     assert compaction == {
-        "compaction.none.billed": "130,330", "compaction.none.dollars": "0.2607",
-        "compaction.none.window_exceeded": "yes", "compaction.none.facts": "not reached",
-        "compaction.clearing.billed": "440,631", "compaction.clearing.dollars": "0.8813",
-        "compaction.clearing.window_exceeded": "no", "compaction.clearing.facts": "no",
-        "compaction.compaction.billed": "178,114", "compaction.compaction.dollars": "0.3562",
-        "compaction.compaction.window_exceeded": "no", "compaction.compaction.facts": "yes",
+        "compaction.compaction.billed": "173,358", "compaction.compaction.output": "1,046",
+        "compaction.compaction.largest": "25,530", "compaction.compaction.overflows": "0",
+        "compaction.compaction.summaries": "4", "compaction.compaction.facts": "2",
+        "compaction.compaction.facts_asked": "2",
+        "compaction.compaction.after_read": "1,034", "compaction.compaction.after_written": "138",
+        "compaction.lossy.billed": "173,245", "compaction.lossy.output": "986",
+        "compaction.lossy.largest": "25,515", "compaction.lossy.overflows": "0",
+        "compaction.lossy.summaries": "4", "compaction.lossy.facts": "1",
+        "compaction.lossy.facts_asked": "2",
+        "compaction.lossy.after_read": "1,033", "compaction.lossy.after_written": "124",
     }
-    assert built_numbers["compaction.saved_share"] == "60%"  # 178,114 billed against 440,631
+    assert built_numbers["compaction.resent.overflows"] == "2"
+    assert built_numbers["compaction.cached.largest"] == "105,017"
+    assert built_numbers["compaction.vs_cached"] == "0.55"  # 173,358 billed against 316,903
+    assert built_numbers["compaction.vs_resent"] == "0.55"  # against 313,892
+    assert built_numbers["compaction.vs_clearing"] == "0.70"  # against 248,833
+    assert built_numbers["compaction.saved_share"] == "45%"
+    assert built_numbers["compaction.ways"] == "7"
     settings = number_constants(ROOT / "bench" / "compaction.py")
     assert {"WINDOW", "COMPACT_AT"} <= set(settings)
     for name, value in settings.items():
         assert built_numbers[f"compaction.{name}"] == as_shown(value)
+
+
+# A figure of the compaction benchmark that drifts, and the chapter's sentence it would falsify.
+DRIFTS = [
+    ("resent", "overflows", 0, "without compaction the window overflows"),
+    ("resent", "facts", 2, "after the overflows, the oldest results were cleared"),
+    ("compaction", "largest", 60_000, "v5 stays inside the window"),
+    ("compaction", "overflows", 1, "v5 stays inside the window"),
+    ("compaction", "facts", 1, "v5's answer keeps both facts"),
+    ("lossy", "facts", 2, "a summary that drops a fact loses it"),
+    ("clearing", "facts", 1, "clearing stays inside the window but clears the facts"),
+    ("lcc", "largest", 50_000, "learn-claude-code's rule keeps every read_file result"),
+    ("lcc", "billed", 173_357, "v5 bills less input than the uncompacted session"),
+    ("compaction", "output", 817, "the summaries cost output tokens"),
+    ("compaction", "after_read", 0, "the first request after a compaction reads system"),
+    ("no_breakpoint", "billed", 173_357, "the breakpoint at the system prompt's end saves input"),
+    ("no_breakpoint", "after_read", 1_034, "the breakpoint at the system prompt's end saves"),
+]
+
+
+@pytest.mark.parametrize(("way", "name", "drifted", "sentence"), DRIFTS)
+def test_a_compaction_figure_that_no_longer_bears_out_the_chapter_stops_the_build(
+    way, name, drifted, sentence
+):
+    figures = {row: dict(result) for row, result in COMPACTION.items()}
+    figures[way][name] = drifted
+    with pytest.raises(ValueError, match="no longer bears out the v5 chapter: ") as refused:
+        page_numbers(HYGIENE, DEMOS, CACHING, figures)
+    assert sentence in str(refused.value)
+    assert str(refused.value).count(";") == 0  # that sentence alone
+
+
+def test_compact_at_s_ceiling_is_the_window_less_the_summary_s_reply_and_a_round_s_growth(
+    built_numbers
+):
+    settings = number_constants(ROOT / "v5_compaction.py")
+    reply = settings["MAX_TOKENS"]  # 64,000: the summary's reply, and the last round's
+    result = settings["TOOL_RESULT_BUDGET"] // 4  # 7,500 tokens at four characters a token
+    assert built_numbers["v5.round_growth"] == f"{reply + result:,}"
+    assert built_numbers["v5.ceiling_200k"] == f"{200_000 - 2 * reply - result:,}"
+    assert built_numbers["v5.ceiling_1m"] == f"{1_000_000 - 2 * reply - result:,}"
+    assert (built_numbers["v5.window_200k"], built_numbers["v5.window_1m"]) == ("200,000",
+                                                                               "1,000,000")
 
 
 def test_without_compaction_figures_or_a_demo_its_numbers_are_left_out():
@@ -445,3 +518,58 @@ def test_a_card_with_nothing_new_says_none_and_escapes_names(tmp_path):
     assert '<dd data-key="tools">なし</dd>' in japanese
     assert '<dd data-key="sections"><code>x &amp; y</code></dd>' in japanese
     assert '<dd data-key="changed">なし</dd>' in japanese
+
+
+def mcp_way(calls: int, result_tokens: int, total_input: int, read: int) -> dict:
+    return {"modes": ["full"], "calls": calls, "result_tokens": result_tokens,
+            "result_characters": result_tokens * 4 - 1, "input": total_input,
+            "last_input": total_input - 7, "sections_read": read, "cut": False}
+
+
+MCP = {  # one query answered several ways, as bench/mcp_budget.py --json gives it
+    "query": "context budget", "budget": 30_000, "cap": 25_000, "top": 5,
+    "sizes": {"summary": 1_330, "detailed": 15_174, "full": 321_272},
+    "ways": {"full_uncut": mcp_way(2, 82_099, 84_808, 5), "full_cut": mcp_way(2, 7_725, 10_434, 1),
+             "summary_cut": mcp_way(2, 362, 3_071, 0), "detailed_cut": mcp_way(2, 3_876, 6_585, 5),
+             "summary_then_detailed": mcp_way(3, 4_238, 8_735, 5)},
+}
+
+
+def test_the_mcp_benchmark_figures_are_written_as_the_v6_chapter_quotes_them():
+    """Each way's share of the uncut answer and of Claude Code's cap, the settings, and the input
+    the second call of summary-then-detailed costs against detailed at once."""
+    numbers = page_numbers(HYGIENE, {}, CACHING, COMPACTION, MCP)
+    assert {name: numbers[f"mcp.{name}"] for name in (
+        "query", "budget", "cap", "top", "sizes.full", "full_uncut.result_tokens",
+        "full_cut.share", "full_uncut.of_cap", "full_cut.sections_read",
+        "summary_then_detailed.share", "summary_then_detailed.calls", "second_call_input",
+    )} == {
+        "query": "context budget", "budget": "30,000", "cap": "25,000", "top": "5",
+        "sizes.full": "321,272", "full_uncut.result_tokens": "82,099", "full_cut.share": "0.094",
+        "full_uncut.of_cap": "3.3", "full_cut.sections_read": "1",
+        "summary_then_detailed.share": "0.052", "summary_then_detailed.calls": "3",
+        "second_call_input": "2,150",
+    }
+    assert "mcp.full_uncut.cut" not in numbers  # a yes/no, not a figure
+
+
+def recorded(*tool_lists: list[str]) -> list[dict]:
+    """A demo's recording: one request per list, declaring those tools."""
+    return [{"raw": json.dumps({"tools": [{"name": name} for name in names]})}
+            for names in tool_lists]
+
+
+def test_the_card_names_the_tools_a_server_offered_in_the_demo_and_only_those():
+    """v6's new tool is in no file: the demo's MCP server offered it. A tool the script writes
+    is not named twice, and one the older demo already declared is not new."""
+    old = recorded(["bash", "Skill"], ["bash", "Skill"])
+    new = recorded(["bash", "Skill", "todo", "mcp__docs__search_docs"],
+                   ["read_only_bash", "mcp__git__git_log", "mcp__docs__search_docs"])
+    changes = Changes(["todo"], [], [], [], 3, 1)
+    served = served_tools(old, new, changes)
+    assert served == ["mcp__docs__search_docs", "read_only_bash", "mcp__git__git_log"]
+    changes.served = ["mcp__docs__search_docs"]
+    shown = card(changes, "v5", "v6", "en")
+    assert ('<dd data-key="tools"><code>todo</code>, <code>mcp__docs__search_docs</code> (offered '
+            "by the demo's MCP server)</dd>") in shown
+    assert '<dd data-key="tools">なし</dd>' in card(Changes([], [], [], [], 0, 0), "v1", "v2", "ja")

@@ -22,9 +22,9 @@ from tests.agents import ROOT, SCRIPTS, VERSIONS
 AGENT_LOOP_BY_LINE = 120  # v1: `def agent_loop` starts within the first 120 lines
 V1_LESSON_BUDGET = 150  # v1: code lines of the lesson (all but the plumbing import block)
 # lines in all, blank lines and docstrings included
-FILE_LINE_BUDGETS = {"v1": 260, "v4": 700, "v5": 720}
-ALL_SCRIPTS_LINE_BUDGET = 2400  # the five scripts together
-STEP_BUDGETS = {"v2": 70, "v3": 110, "v4": 110, "v5": 70}  # lesson code lines each version adds
+FILE_LINE_BUDGETS = {"v1": 260, "v4": 700, "v5": 720, "v6": 860}
+ALL_SCRIPTS_LINE_BUDGET = 3260  # the six scripts together
+STEP_BUDGETS = {"v2": 70, "v3": 110, "v4": 110, "v5": 70, "v6": 90}  # lesson code lines added
 LINE_LENGTH = 100
 
 

@@ -12,6 +12,7 @@ One proxy serves both routes for the module; it starts in a few seconds (mostly 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -248,3 +249,25 @@ def test_a_message_too_long_for_the_window_behind_litellms_openai_route_is_taken
     last = chat_backend.requests[-1]["messages"]
     assert pasted not in str(last) and "Summarize the README." in str(last)
     assert chat_backend.problems == [] and chat_backend.remaining() == 0
+
+
+@pytest.mark.parametrize("version", ["v5"])
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "gpt-4o-mini-dropping"])
+def test_v5s_system_prompt_with_its_breakpoint_passes_through_both_routes(
+    litellm_proxy, scripted_api, chat_backend, make_agent, tmp_path, capsys, model
+):
+    """v5 sends the system prompt as one text block marked with cache_control. LiteLLM's native
+    route passes the block on as it is; its OpenAI route turns it into the system message."""
+    backend = scripted_api if model.startswith("claude") else chat_backend
+    backend.play(TASK)
+    code, written = run_v1_through(litellm_proxy, model, make_agent, tmp_path)
+    shown(capsys)
+    assert code == 0 and written == "print('hi')\n"
+    if backend is scripted_api:
+        [block] = scripted_api.requests[0].body["system"]
+        assert block["cache_control"] == {"type": "ephemeral"}
+        assert block["text"].startswith("You are a coding agent")
+    else:
+        system = chat_backend.requests[0]["messages"][0]
+        assert system["role"] == "system"
+        assert "You are a coding agent" in json.dumps(system)

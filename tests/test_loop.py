@@ -15,7 +15,7 @@ from anthropic.types import ModelParam
 
 from scripted.endpoints import BY_NAME
 from scripted.server import prompt_units, tokens
-from tests.agents import once, press_ctrl_c_once, results_sent
+from tests.agents import once, press_ctrl_c_once, python_command, results_sent
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -184,7 +184,7 @@ def test_an_error_event_mid_stream_is_retried_with_the_history_unchanged(scripte
     assert first == second and history[-1]["content"][0].text == "The whole answer."
 
 
-BIG_OUTPUT = {"name": "bash", "input": {"command": "python3 -c \"print('x' * 40000)\""}}
+BIG_OUTPUT = {"name": "bash", "input": {"command": python_command("print('x' * 40000)")}}
 
 
 @once("v1")

@@ -173,6 +173,26 @@ def test_a_refused_field_is_dropped_by_the_field_the_error_names_not_by_its_word
     assert f"the endpoint refused {field}" in line and "going on without it" in line
 
 
+@pytest.mark.parametrize("field", ["cache_control", "thinking"])
+def test_an_openai_shaped_refusal_is_read_by_the_field_its_param_names(
+    scripted_api, screen, capsys, field
+):
+    """llama.cpp's row answers in OpenAI's shape, whose `param` names the field: its message here
+    names none, so only `param` tells which option to drop (the other one stays)."""
+    refusal = {"status": 400, "message": "this server does not support that", "param": field}
+    scripted_api.play({"endpoint": "llama.cpp", "turns": [{"error": refusal}, {"text": "One."}]})
+    env = scripted_api.endpoint_env("llama.cpp")
+    client = anthropic.Anthropic(base_url=env["ANTHROPIC_BASE_URL"], api_key="k", max_retries=0)
+    request = {**REQUEST, "model": env.get("MODEL_ID", MODEL)}
+    assert reply(client, screen, request).content[0].text == "One."
+    first, second = (recorded.body for recorded in scripted_api.requests)
+    assert scripted_api.requests[0].reply["body"]["error"]["param"] == field
+    assert field in first and field not in second
+    assert {"thinking", "cache_control"} - {field} <= set(second)
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"the endpoint refused {field}" in line
+
+
 @pytest.mark.parametrize(
     ("status", "message"),
     [

@@ -4,7 +4,7 @@ does whatever it left in the background, on Linux (which adopts orphans) and wit
 macOS and Windows offer (no subreaper, no session of its own on Windows).
 
 The process tests look for `sleep` processes by a length no other test uses (psutil lists them);
-their commands use a POSIX shell's setsid and nohup.
+their commands use setsid and nohup, and skip where there is no setsid (macOS).
 """
 
 import dataclasses
@@ -20,12 +20,16 @@ import psutil
 import pytest
 
 from plumbing.checks import ToolError
-from plumbing.commands import run_command
-from plumbing.platforms import linux, macos, this_platform, windows
+from plumbing.commands import in_sessions, run_command, run_pipeline
+from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import ROOT
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="needs /proc and prctl (Linux)")
-posix_shell = pytest.mark.skipif(os.name != "posix", reason="runs setsid and nohup")
+posix_shell = pytest.mark.skipif(os.name != "posix", reason="runs a POSIX shell's printf")
+# Without setsid the job it starts never runs, and a test that the job was ended would pass on
+# nothing: it skips.
+needs_setsid = pytest.mark.skipif(shutil.which("setsid") is None,
+                                  reason="runs setsid (util-linux: macOS has none) and nohup")
 # Each OS's way of starting and ending a command, with a shell this machine has: Windows' has no
 # session of its own, no subreaper (and here no process-group flag: a Linux Popen refuses it).
 PROCESS_BRANCHES = {"linux": linux(), "macos": macos(),
@@ -102,7 +106,7 @@ def test_a_command_cannot_read_the_agents_environment_through_proc():
     assert "PATH=" not in done.stdout  # every process starts with a PATH
 
 
-@posix_shell
+@needs_setsid
 @pytest.mark.parametrize("platform", PROCESS_BRANCHES)
 @pytest.mark.parametrize("stop", ["timeout", "Ctrl-C"])
 def test_a_stopped_command_ends_with_its_whole_tree(stop, platform, tmp_path):
@@ -121,23 +125,87 @@ def test_a_stopped_command_ends_with_its_whole_tree(stop, platform, tmp_path):
     assert [still_running_after_a_moment(length) for length in seconds] == [False] * 4
 
 
+@posix_shell
+@pytest.mark.parametrize("platform", ["linux", "macos"])
+def test_a_stopped_command_ends_what_left_its_tree_without_the_tag(platform):
+    """`env -i` drops the tag from a process's environment, as macOS hides the environment of
+    Apple's own programs (/bin/sleep; psutil #2084): such a process is still found, in the
+    command's session (nohup, a double fork) or, having left it (setsid), because it was seen
+    below the command while it ran. (Windows has no sessions: there a process that empties its
+    own environment and leaves by a double fork is not found; Windows' own programs do not.)"""
+    seconds = [unique_seconds() for _ in range(3)]
+    # the setsid one's parent ends before the timeout: it was seen below the command, and no more
+    command = (f"(setsid env -i sleep {seconds[0]} & sleep 0.4) & nohup env -i sleep "
+               f"{seconds[1]} >/dev/null 2>&1 & (env -i sleep {seconds[2]} &); sleep 30")
+    with pytest.raises(ToolError, match="timed out"):
+        run_command(command, 0.8, threading.Event(), platform=PROCESS_BRANCHES[platform])
+    assert [still_running_after_a_moment(length) for length in seconds] == [False] * 3
+
+
+def test_a_session_whose_id_another_process_has_now_is_left_alone():
+    """A session outlives its first process while others remain in it; once it has none, its
+    id may be given to a new process: then it is no longer the command's."""
+    leader = subprocess.Popen(["sleep", unique_seconds()], start_new_session=True)
+    try:
+        started = psutil.Process(leader.pid).create_time()
+        assert in_sessions([(leader.pid, started)]) == [psutil.Process(leader.pid)]
+        assert in_sessions([(leader.pid, started - 1)]) == []
+    finally:
+        leader.kill()
+        leader.wait()
+
+
+@posix_shell
+@pytest.mark.parametrize("stop", ["output", "timeout"])
+def test_a_pipeline_of_programs_is_bounded_and_stopped_whole(stop):
+    """run_pipeline(), the read-only shell's: programs joined by pipes made here, no shell. What
+    writes too much, or runs too long, is stopped with every program of the pipeline."""
+    marker = unique_seconds()
+    stages = [["yes", marker], ["cat"]]
+    if stop == "timeout":
+        stages = [["sleep", marker], ["cat"]]
+    with pytest.raises(ToolError) as stopped:
+        run_pipeline(stages, 0.5, threading.Event(), output_limit=10_000)
+    said = {"output": "stopped after writing more than 10,000 bytes. Output so far:\n" + marker,
+            "timeout": "timed out after 0.5 s and was stopped. Output so far:\n"}
+    assert str(stopped.value).startswith(said[stop])
+    assert not still_running_after_a_moment(marker)
+
+
+def test_a_pipeline_passes_each_programs_output_to_the_next_and_gives_the_last_exit_code():
+    stages = [[sys.executable, "-c", "print('b'); print('a'); print('b')"], ["sort"], ["uniq"],
+              [sys.executable, "-c", "import sys; print(sys.stdin.read().split()); sys.exit(3)"]]
+    assert run_pipeline(stages, 10, threading.Event()) == ("['a', 'b']", 3)
+
+
+def test_without_any_shell_the_model_is_told_what_to_install():
+    """Windows with neither Git for Windows nor PowerShell: not `FileNotFoundError: [WinError
+    2]`, but what to install."""
+    no_shell = dataclasses.replace(windows(), shell=Shell("PowerShell", "/nowhere/powershell.exe"))
+    with pytest.raises(ToolError) as failed:
+        run_command("echo hi", 10, threading.Event(), platform=no_shell)
+    assert str(failed.value) == (
+        "no shell to run the command: /nowhere/powershell.exe was not found; install Git for "
+        "Windows (its bash) or PowerShell, then start the agent again")
+
+
 # One agent process runs a command each branch's way (a process for each branch cost a second and
 # a half of CPU, mostly importing the SDK). Linux's branch goes last: its first command makes the
 # agent a subreaper, which macOS and Windows never are, so their jobs are orphaned without one.
 AGENT_ORDER = ["macos", "windows", "linux"]
 
 
-@posix_shell
+@needs_setsid
 def test_a_background_job_outlives_its_command_but_not_the_agent():
     """A job a finished command left running goes on (a server the next command may use) until
     the agent exits; then leave() ends it, however it left the command's process group: on each
-    OS's branch."""
+    OS's branch, and on macOS's without the tag, by the command's session."""
     assert sorted(AGENT_ORDER) == sorted(PROCESS_BRANCHES)
     seconds = {name: [unique_seconds() for _ in range(3)] for name in AGENT_ORDER}
     agent = (
         "import dataclasses, sys, threading\n"
         "from plumbing.commands import run_command\n"
-        "from plumbing.platforms import linux, macos, this_platform, windows\n"
+        "from plumbing.platforms import Shell, linux, macos, this_platform, windows\n"
         "from plumbing.screen import Screen\n"
         "from plumbing.setup import leave\n"
     )
@@ -145,6 +213,9 @@ def test_a_background_job_outlives_its_command_but_not_the_agent():
         first, second, third = seconds[name]
         jobs = (f"setsid sleep {first} & nohup sleep {second} >/dev/null 2>&1 & "
                 f"(setsid sleep {third} &); echo started {name}")
+        if name == "macos":  # env -i: no tag, as Apple's own programs show none (psutil #2084)
+            jobs = (f"setsid sleep {first} & nohup env -i sleep {second} >/dev/null 2>&1 & "
+                    f"(env -i sleep {third} &); echo started {name}")
         agent += (
             f"platform = dataclasses.replace({name}(), shell=this_platform().shell)\n"
             f"print(run_command({jobs!r}, 10, threading.Event(), platform=platform)[0], "
@@ -180,6 +251,23 @@ def test_output_in_the_consoles_encoding_is_read_as_such_and_nothing_ever_raises
     output, _ = run_command("printf 'caf\\303\\251 \\342\\224\\212'", 10, threading.Event(),
                             platform=japanese_console)
     assert output == "café ┊"  # UTF-8 first, whatever the console's encoding
+
+
+def test_a_python_program_on_windows_writes_utf8_whatever_the_ansi_code_page():
+    """Python writes to a pipe in the ANSI code page, not the console's (OEM) one the output is
+    otherwise read with. Here a Python whose locale is not UTF-8 (LC_ALL=C, no UTF-8 mode) stands
+    in for one whose ANSI code page is cp1252, and the shell is Python itself (python -c)."""
+    not_utf8 = {"PATH": os.environ["PATH"], "LC_ALL": "C", "PYTHONUTF8": "0",
+                "PYTHONCOERCECLOCALE": "0", "SYSTEMROOT": os.environ.get("SYSTEMROOT", "")}
+    program = "import sys; print(sys.stdout.encoding.lower(), 'caf\\xe9 \\u65e5\\u672c')"
+    outputs = {}
+    for name, platform in {"windows": windows(), "linux": linux()}.items():
+        python_as_shell = dataclasses.replace(
+            platform, shell=Shell("python", sys.executable), new_process_group=0)
+        outputs[name], _ = run_command(program, 10, threading.Event(), env=not_utf8,
+                                       platform=python_as_shell)
+    assert outputs["windows"] == "utf-8 café 日本"
+    assert outputs["linux"] != outputs["windows"]  # what this stand-in shows on Windows' branch
 
 
 def hex_escapes(hex_bytes: str) -> str:

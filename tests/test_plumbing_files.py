@@ -9,8 +9,12 @@ Each OS's branch runs here by passing its description (plumbing/platforms.py); t
 need folder descriptors, so on Windows only its own runs."""
 
 import os
+import re
 import shutil
+import stat
+import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,8 +22,10 @@ import pytest
 from plumbing.checks import ToolError
 from plumbing.files import (
     COUNT_LIMIT,
+    EDIT_LIMIT,
     LINK,
     NOT_REGULAR,
+    LineCount,
     NotRegularFile,
     check_same_file,
     page_note,
@@ -29,7 +35,7 @@ from plumbing.files import (
     write_text_file,
 )
 from plumbing.platforms import linux, macos, windows
-from tests.agents import fifo_at
+from tests.agents import fifo_at, symlink_or_skip
 
 FILE_BRANCHES = {"windows": windows()}
 if os.name == "posix":
@@ -60,7 +66,7 @@ def outside(tmp_path):
 def swap_for_link(folder, target) -> None:
     """What another process may do between the check and the open."""
     shutil.rmtree(folder)
-    folder.symlink_to(target, target_is_directory=True)
+    symlink_or_skip(folder, target, target_is_directory=True)
 
 
 @each_os
@@ -71,7 +77,8 @@ def test_a_folder_swapped_for_a_link_after_the_check_redirects_nothing(
 ):
     checked = workdir_path("a/b/notes.txt")
     swap_for_link(work / swapped, outside / target)
-    with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
+    refused = f"{checked} is reached through a link put in place of a folder after the check; "
+    with pytest.raises(ToolError, match=re.escape(refused + "refused")):
         write_text_file(checked, "pwned", platform=platform)
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
         read_text_file(checked, platform)
@@ -87,7 +94,7 @@ def test_missing_folders_are_made_and_one_made_a_link_meanwhile_is_refused(
     write_text_file(workdir_path("new/deeper/made.txt"), "x", platform=platform)
     assert (work / "new" / "deeper" / "made.txt").read_text() == "x"
     checked = workdir_path("later/c/made.txt")
-    (work / "later").symlink_to(outside, target_is_directory=True)  # made by another process
+    symlink_or_skip(work / "later", outside, target_is_directory=True)  # by another process
     with pytest.raises(ToolError, match="reached through a link put in place of a folder"):
         write_text_file(checked, "pwned", platform=platform)
     assert sorted(path.name for path in outside.rglob("*")) == ["b", "notes.txt"]
@@ -99,6 +106,52 @@ def test_a_missing_file_is_named_in_full(work, platform):
     with pytest.raises(FileNotFoundError) as raised:
         read_text_file(workdir_path("a/nothing/here.txt"), platform)
     assert raised.value.filename == missing
+    assert str(raised.value) == f"[Errno 2] No such file or directory: {missing!r}"
+
+
+@each_os
+def test_a_new_file_gets_the_usual_permissions_and_a_shorter_text_leaves_nothing_behind(
+    work, platform
+):
+    """Made as an editor makes it (0o666 less the umask: not executable); written again with
+    less, or with nothing, none of the old text is left."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path = workdir_path("made/new.txt")
+    write_text_file(path, "a longer first text\n", platform=platform)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    write_text_file(path, "short\n", platform=platform)
+    assert path.read_bytes() == b"short\n"
+    write_text_file(path, "", platform=platform)
+    assert path.read_bytes() == b""
+
+
+@each_os
+def test_a_file_with_two_names_is_read_but_not_written(work, platform):
+    path = workdir_path("a/b/notes.txt")
+    os.link(path, work / "other-name.txt")
+    assert read_text_file(path, platform) == "mine\n"
+    assert read_lines(path, 1, 5, 100, platform)[0] == ["mine"]
+    with pytest.raises(ToolError) as refused:
+        write_text_file(path, "changed\n", platform=platform)
+    assert str(refused.value) == (
+        "notes.txt has 2 names (hard links); writing would change the file under its other names "
+        "too, maybe outside the work directory")
+    assert (work / "other-name.txt").read_text() == "mine\n"
+
+
+def test_edit_files_up_to_the_limit_are_read_whole_and_one_byte_more_is_refused(work):
+    path = work / "big.txt"
+    with open(path, "wb") as file:
+        file.truncate(EDIT_LIMIT)  # sparse: no disk is spent
+    assert len(read_text_file(path)) == EDIT_LIMIT
+    with open(path, "ab") as file:
+        file.write(b"x")
+    with pytest.raises(ToolError) as refused:
+        read_text_file(path)
+    assert str(refused.value) == (
+        f"big.txt is over {EDIT_LIMIT:,} bytes; edit it with bash (sed)"
+    )
 
 
 @each_os
@@ -119,7 +172,7 @@ def test_line_endings_and_japanese_stay_exactly_as_they_are(work, platform):
 def test_a_link_a_fifo_or_a_device_is_refused_at_once(work, platform):
     """A FIFO opened for reading waits for a writer: Linux and macOS open it with O_NONBLOCK,
     Windows (no FIFOs in folders; none of the flag) looks before opening."""
-    (work / "link.txt").symlink_to(work / "a" / "b" / "notes.txt")
+    symlink_or_skip(work / "link.txt", work / "a" / "b" / "notes.txt")
     with pytest.raises(NotRegularFile) as refused:
         read_text_file(work / "link.txt", platform)
     assert refused.value.what == LINK
@@ -181,6 +234,64 @@ def test_the_count_stops_after_its_budget(work):
     assert (total.lines, total.complete) == (5 + COUNT_LIMIT + 1, False)  # and one more, at least
 
 
+SWAP_ON_OPEN = {}  # a path -> what another process does to it as it is opened
+
+
+def swap_as_it_is_opened(event: str, args: tuple) -> None:
+    """An audit hook (sys.addaudithook): Python announces each os.open before it opens, so the
+    swap lands between open_by_name()'s look and its open, as a racing process's would."""
+    if event == "open" and isinstance(args[0], (str, os.PathLike)):
+        swap = SWAP_ON_OPEN.pop(os.fspath(args[0]), None)
+        if swap:
+            swap()
+
+
+@contextmanager
+def swapped_when_opened(path: Path, swap):
+    if not SWAP_ON_OPEN.get("hooked"):
+        sys.addaudithook(swap_as_it_is_opened)  # once per process: a hook cannot be removed
+        SWAP_ON_OPEN["hooked"] = True
+    SWAP_ON_OPEN[os.fspath(path)] = swap
+    try:
+        yield
+    finally:
+        assert SWAP_ON_OPEN.pop(os.fspath(path), None) is None, "the path was never opened"
+
+
+@posix_only
+@pytest.mark.parametrize("tool", ["read", "page", "write"])
+@pytest.mark.parametrize(("swapped", "refusal"), [
+    ("a/b/notes.txt", "notes.txt is a symbolic link"),
+    ("a/b", "reached through a link put in place of a folder"),
+], ids=["the file", "its folder"])
+def test_on_windows_a_link_swapped_in_as_the_file_is_opened_is_refused_after_the_open(
+    work, outside, tool, swapped, refusal
+):
+    """Windows opens by name, following links: what the open met is caught only by
+    check_same_file() after it. Taken here through the file tools' own calls, on Windows' branch,
+    with the swap made while os.open runs (POSIX: Windows refuses to replace an open file, and
+    makes links only for an administrator)."""
+    path = workdir_path("a/b/notes.txt")
+    secret = outside / "b" / "notes.txt"
+    calls = {
+        "read": lambda: read_text_file(path, windows()),
+        "page": lambda: read_lines(path, 1, 10, 100, windows()),
+        "write": lambda: write_text_file(path, "overwritten\n", platform=windows()),
+    }
+
+    def swap() -> None:
+        place = work / swapped
+        if place.is_dir():
+            swap_for_link(place, outside / "b")
+        else:
+            place.unlink()
+            place.symlink_to(secret)
+
+    with swapped_when_opened(path, swap), pytest.raises(ToolError, match=refusal):
+        calls[tool]()
+    assert secret.read_text() == "secret\n"
+
+
 @posix_only
 def test_a_file_swapped_between_the_look_and_the_open_is_refused_after_it(work, outside):
     """Windows opens by name: what it opened must still be the file at the path. (Windows itself
@@ -194,6 +305,47 @@ def test_a_file_swapped_between_the_look_and_the_open_is_refused_after_it(work, 
         with pytest.raises(ToolError, match="notes.txt was replaced while it was being opened"):
             check_same_file(path, opened)
         path.unlink()
-        path.symlink_to(outside / "b" / "notes.txt")
+        symlink_or_skip(path, outside / "b" / "notes.txt")
         with pytest.raises(NotRegularFile, match="notes.txt is a symbolic link"):
             check_same_file(path, opened)
+
+
+@each_os
+def test_a_folder_is_named_as_the_os_names_it(work, platform):
+    folder = str(work / "a" / "b")
+    with pytest.raises(IsADirectoryError) as raised:
+        read_text_file(Path(folder), platform)
+    assert str(raised.value) == f"[Errno 21] Is a directory: {folder!r}"
+
+
+def test_a_nul_byte_in_the_first_8_kib_means_binary_and_one_after_does_not(work):
+    (work / "early.bin").write_bytes(b"x" * 8191 + b"\0")
+    with pytest.raises(ToolError) as refused:
+        read_lines(work / "early.bin", 1, 5, 100)
+    assert str(refused.value) == (
+        "early.bin looks binary (8,192 bytes); read_file shows text. Try bash: file, xxd | head")
+    (work / "late.txt").write_bytes(b"x" * 8192 + b"\0")
+    assert read_lines(work / "late.txt", 1, 5, 100)[1].lines == 1
+
+
+def test_a_line_keeps_its_own_end_and_a_broken_byte_shows_as_a_replacement(work):
+    """Only the line ending is taken off: spaces, tabs and letters at the end stay; a byte that
+    is no UTF-8 shows as U+FFFD instead of failing the read."""
+    (work / "f.txt").write_bytes(b"two spaces  \r\nends in X\ntab\t\nbroken \xff byte\n")
+    lines, total = read_lines(work / "f.txt", 1, 10, 100)
+    assert lines == ["two spaces  ", "ends in X", "tab\t", "broken \ufffd byte"]
+    assert (total.lines, total.complete) == (4, True)
+
+
+def test_a_line_of_four_byte_characters_is_cut_only_past_the_limit(work):
+    """read_lines reads at most 4 bytes a character and one more: a line of exactly the limit
+    in emoji is whole, one more is cut."""
+    (work / "f.txt").write_text("🙂" * 10 + "\n" + "🙂" * 11 + "\n", encoding="utf-8")
+    lines, _ = read_lines(work / "f.txt", 1, 2, 10)
+    assert lines == ["🙂" * 10, "🙂" * 10 + " [line cut]"]
+
+
+def test_no_page_and_a_page_that_ends_with_the_file_count_exactly(work):
+    (work / "f.txt").write_bytes(b"ab\ncd\n")
+    assert read_lines(work / "f.txt", 1, 0, 100) == ([], LineCount(2, complete=True))
+    assert read_lines(work / "f.txt", 1, 2, 100) == (["ab", "cd"], LineCount(2, complete=True))

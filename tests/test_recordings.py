@@ -30,13 +30,15 @@ from scripted.record import (
     Exchange,
     RecordingProxy,
     as_piped_input,
+    folder_files,
     record_session,
     typed_messages,
+    write_files,
     write_recording,
 )
 from scripted.replay import Playback, Recording, Turnstile, check_rules, load_recording
 from scripted.server import load_scenario
-from tests.agents import VERSIONS, run_in_process
+from tests.agents import VERSIONS, run_in_process, shell_missing
 
 RECORDINGS = Path(__file__).resolve().parent / "recordings"
 SCENARIOS = ROOT / "scripted" / "scenarios"
@@ -66,11 +68,23 @@ def screen(output: str, workdir: Path) -> str:
 
 
 def starting_project(folder: Path, files: dict[str, str]) -> Path:
-    for name, content in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(content, encoding="utf-8")
+    write_files(folder, files)
     folder.mkdir(exist_ok=True)
     return folder
+
+
+def needs_the_shell(version: str) -> None:
+    """Skips where the version's demo plays bash commands and no shell runs them here."""
+    if "name: bash" in (SCENARIOS / f"{version}_demo.yaml").read_text(encoding="utf-8"):
+        if shell_missing():
+            pytest.skip(shell_missing())
+
+
+def as_crlf(source: Path, target: Path) -> Path:
+    """The file as a Windows checkout has it (Git for Windows' core.autocrlf=true): \r\n."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(source.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    return target
 
 
 def record(
@@ -80,6 +94,7 @@ def record(
     task: str | None,
     typed: str | None = None,
     credential: str = "ANTHROPIC_API_KEY",
+    options: list[str] | None = None,
 ):
     """Record the version through the proxy, the scripted server as the upstream, with KEY as
     the credential; the file, what the script printed, and the work directory."""
@@ -91,7 +106,8 @@ def record(
     if credential != "ANTHROPIC_API_KEY":
         env["ANTHROPIC_API_KEY"] = None  # the in-process runner unsets it for the script
     code = record_session(
-        version, out, workdir, task, scripted_api.start(), env, piped=typed, run=runner
+        version, out, workdir, task, scripted_api.start(), env, piped=typed, run=runner,
+        options=options,
     )
     assert code == 0, runner.output
     return out, runner.output, workdir
@@ -109,10 +125,13 @@ def replayed(path: Path, folder: Path, script: Path | None = None) -> tuple[int,
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_a_recorded_session_replays_offline_to_the_same_screen(version, scripted_api, tmp_path):
+    needs_the_shell(version)
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
     scripted_api.play(scenario)
     starting_project(tmp_path / "work", scenario.get("files", {}))
-    out, recorded, workdir = record(scripted_api, tmp_path, version, scenario["task"])
+    out, recorded, workdir = record(
+        scripted_api, tmp_path, version, scenario["task"], options=scenario.get("args")
+    )
     code, shown = replayed(out, tmp_path / "replay")
     assert code == 0, shown
     assert screen(shown, tmp_path / "replay") == screen(recorded, workdir)
@@ -341,17 +360,20 @@ def test_parallel_replies_go_out_in_the_recorded_order_whoever_asks_first():
     fast.events = [{"at": 0.3, "event": "message_stop", "data": {}}]
     turnstile = Turnstile(Recording({}, [slow, fast]), max_pause=0)
     order = []
+    slow_is_waiting = threading.Event()
 
     def reply(exchange: Exchange) -> None:
         for position in range(2):
             step = turnstile.index[(exchange.number, position)]
+            if exchange is slow:
+                slow_is_waiting.set()
             turnstile.wait(step)
             order.append((exchange.number, position))
             turnstile.went(step)
 
     first = threading.Thread(target=reply, args=(slow,))
     first.start()
-    time.sleep(0.05)  # the slow one is already waiting
+    assert slow_is_waiting.wait(5)  # the slow one asks first
     reply(fast)
     first.join(5)
     assert order == [(2, 0), (2, 1), (1, 0), (1, 1)]
@@ -389,6 +411,7 @@ def test_a_shipped_recording_replays_against_its_script_and_passes_our_rules(
 ):
     recording = load_recording(path)
     assert check_rules(recording) == []
+    needs_the_shell(recording.header["version"])
     code, shown = replayed(path, tmp_path / "replay")
     header = recording.header
     assert code == 0, (
@@ -397,6 +420,53 @@ def test_a_shipped_recording_replays_against_its_script_and_passes_our_rules(
         "If the change of the script is meant, record the session again (a scripted one with "
         f"python -m scripted.record {header['version']} --demo --out {path.relative_to(ROOT)})."
     )
+
+
+# -- line endings as Windows has them --
+
+
+def test_the_work_directory_is_kept_and_put_back_byte_for_byte_whatever_its_line_endings(
+    tmp_path,
+):
+    work = tmp_path / "work"
+    contents = {"windows.txt": b"one\r\ntwo\r\n", "unix.txt": b"one\ntwo\n",
+                "mixed/notes.md": b"a\r\nb\nc", "one-line.txt": b"no ending"}
+    for name, content in contents.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_bytes(content)
+    files, left_out = folder_files(work)
+    assert left_out == []
+    write_recording(tmp_path / "session.jsonl", {"kind": "header", "files": files}, [], set())
+    header = json.loads((tmp_path / "session.jsonl").read_bytes().splitlines()[0])
+    write_files(tmp_path / "replay", header["files"])
+    for name, content in contents.items():
+        assert (tmp_path / "replay" / name).read_bytes() == content, name
+
+
+@pytest.mark.parametrize("name", ["v2_demo.jsonl", "v4_demo.jsonl"])
+def test_a_shipped_recording_replays_from_a_checkout_with_crlf_line_endings(name, tmp_path):
+    """Git for Windows checks text files out with \r\n: the recording, the script and the skills
+    beside it. The recording still replays: what the script sends is what the session sent."""
+    recording = load_recording(RECORDINGS / name)
+    needs_the_shell(recording.header["version"])
+    checkout = tmp_path / "checkout"
+    script = as_crlf(ROOT / recording.header["script"], checkout / recording.header["script"])
+    for skill_file in (ROOT / "skills").rglob("*"):
+        if skill_file.is_file():
+            as_crlf(skill_file, checkout / skill_file.relative_to(ROOT))
+    crlf_recording = as_crlf(RECORDINGS / name, checkout / "tests" / "recordings" / name)
+    assert load_recording(crlf_recording).header == recording.header
+    code, shown = replayed(crlf_recording, tmp_path / "replay", script)
+    assert code == 0, shown
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(SCENARIOS.glob("*.yaml")) + sorted((ROOT / "tests" / "scenarios").glob("*.yaml")),
+    ids=lambda path: path.name,
+)
+def test_a_scenario_reads_the_same_from_a_checkout_with_crlf_line_endings(path, tmp_path):
+    assert load_scenario(as_crlf(path, tmp_path / path.name)) == load_scenario(path)
 
 
 # -- the request inspector --

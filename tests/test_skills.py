@@ -5,13 +5,16 @@ The skills are written into a folder outside the work directory, as the repo's s
 agent works on another project. The real skills in ../shared/third_party_skills/ are fixtures on
 developers' machines and in CI only; a user's clone has none, and those tests say so and skip. """
 
+import errno
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from plumbing.platforms import this_platform
 from plumbing.skills import SKILL_FILE_LIMIT, resource_files
 from tests.agents import (
     ROOT,
@@ -20,6 +23,8 @@ from tests.agents import (
     fifo_at,
     results_sent,
     run_in_process,
+    symlink_or_skip,
+    system_text,
     versions_from,
 )
 
@@ -42,8 +47,26 @@ def write_skill(root: Path, folder: str, text: str, files: dict[str, str] | None
     """A skill folder: SKILL.md with the given text, plus resource files by relative path."""
     for relative, content in {"SKILL.md": text, **(files or {})}.items():
         (root / folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / folder / relative).write_text(content, encoding="utf-8")
+        (root / folder / relative).write_bytes(content.encode("utf-8"))  # \n as \n on Windows too
     return root / folder
+
+
+def not_utf8(parent: Path, name: bytes) -> Path:
+    """parent/name, where name is bytes that are not UTF-8 (Linux allows any bytes but / and NUL).
+    Skips where no such name can exist: Windows keeps names in UTF-16, macOS's APFS refuses them
+    (EILSEQ)."""
+    try:
+        path = Path(os.fsdecode(os.fsencode(parent) + b"/" + name))
+        path.mkdir()
+    except UnicodeDecodeError:
+        pytest.skip("file names here are Unicode (UTF-16 on Windows): none is bytes that are not "
+                    "UTF-8")
+    except OSError as error:
+        if error.errno != errno.EILSEQ:
+            raise
+        pytest.skip("this file system refuses a name that is not UTF-8 (EILSEQ)")
+    path.rmdir()
+    return path
 
 
 def first_request(api, agent) -> dict:
@@ -73,7 +96,7 @@ def test_catalogue_lists_names_and_descriptions_and_the_skill_tool_offers_them(
     )
     agent.install_skills(agent.load_skills([skills_root]))
     body = first_request(scripted_api, agent)
-    assert body["system"].endswith(
+    assert system_text(body).endswith(
         "<available_skills>\n- commit-message: Write a commit message.\n- review-diff: Review a "
         "diff.\n</available_skills>"
     )
@@ -113,7 +136,7 @@ def test_descriptions_in_any_yaml_form_become_one_catalogue_line(
     agent.install_skills(agent.load_skills([skills_root]))
     assert (
         f"\n- my-skill: {shown}\n</available_skills>"
-        in first_request(scripted_api, agent)["system"]
+        in system_text(first_request(scripted_api, agent))
     )
     assert capsys.readouterr().err == ""
 
@@ -281,7 +304,7 @@ def test_the_script_finds_its_skills_when_run_from_anywhere(scripted_api, versio
     env = {"SKILLS_DIR": "extra"}
     done = run_in_process(ROOT / SCRIPTS[version], *args, cwd=elsewhere, env=env)
     assert done.returncode == 0, done.stderr
-    system = scripted_api.requests[0].body["system"]
+    system = system_text(scripted_api.requests[0].body)
     assert "\n- commit-message: Write a git commit message" in system  # skills/ beside the script
     assert "\n- review-diff: The project's review rules." in system
     assert "\n- extra-skill: Found through SKILLS_DIR." in system
@@ -330,8 +353,8 @@ def test_the_file_list_holds_only_what_read_file_can_read_and_names_that_are_not
     outside = tmp_path_factory.mktemp("outside") / "secret.md"
     outside.write_text("a secret")
     folder = write_skill(skills_root, "my-skill", skill_md(), {"references/guide.md": "g"})
-    (folder / "references" / "linked.md").symlink_to(outside)  # listed, read_file would refuse it
-    Path(os.fsdecode(os.fsencode(folder / "references") + b"/caf\xe9.md")).write_text("x")
+    symlink_or_skip(folder / "references" / "linked.md", outside)  # read_file would refuse it
+    not_utf8(folder / "references", b"caf\xe9.md").write_text("x")
     agent.install_skills(agent.load_skills([skills_root]))
     content = call_tool(scripted_api, agent, "Skill", {"name": "my-skill"})["content"]
     assert content.endswith("\n  references/caf?.md (1 bytes)\n  references/guide.md (1 bytes)")
@@ -341,7 +364,7 @@ def test_the_file_list_holds_only_what_read_file_can_read_and_names_that_are_not
 def test_a_folder_name_that_is_not_utf8_is_skipped_and_the_request_is_valid(
     scripted_api, version, tmp_path, skills_root
 ):
-    folder = Path(os.fsdecode(os.fsencode(skills_root) + b"/caf\xe9"))
+    folder = not_utf8(skills_root, b"caf\xe9")
     write_skill(
         folder.parent, folder.name, skill_md(name=None)
     )  # no name: the folder's name is used
@@ -350,7 +373,7 @@ def test_a_folder_name_that_is_not_utf8_is_skipped_and_the_request_is_valid(
     done = run_in_process(ROOT / SCRIPTS[version], *args)
     assert done.returncode == 0, done.stderr
     assert "has the name 'caf?'; use only lowercase letters" in done.stderr
-    assert "caf" not in scripted_api.requests[0].body["system"]
+    assert "caf" not in system_text(scripted_api.requests[0].body)
 
 
 def test_the_find_hint_for_a_crowded_skill_quotes_its_folder(scripted_api, agent, tmp_path_factory):
@@ -359,7 +382,10 @@ def test_the_find_hint_for_a_crowded_skill_quotes_its_folder(scripted_api, agent
     folder = write_skill(skills_root, "my-skill", skill_md(), files)
     agent.install_skills(agent.load_skills([skills_root]))
     content = call_tool(scripted_api, agent, "Skill", {"name": "my-skill"})["content"]
-    assert f"[5 more; list them with bash: find '{folder}' -type f]" in content
+    listing = f"find '{folder}' -type f"
+    if this_platform().shell.name == "PowerShell":
+        listing = f"Get-ChildItem -Recurse -File -Name -LiteralPath '{folder}'"
+    assert f"[5 more; list them with bash: {listing}]" in content
 
 
 def test_a_huge_skill_body_is_cut_to_the_budget_and_the_file_list_survives(
@@ -432,7 +458,8 @@ def test_read_file_still_refuses_everything_else_outside(
     (skills_root / "secret.txt").write_text("a secret")
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     (elsewhere / "secret.txt").write_text("a secret")
-    os.symlink(elsewhere, folder / "link")
+    if where == "through a link in a skill":
+        symlink_or_skip(folder / "link", elsewhere, target_is_directory=True)
     path = {
         "beside the skills": skills_root / "secret.txt",
         "in a skipped skill": skills_root / "broken/secret.txt",
@@ -557,7 +584,7 @@ def test_hostile_front_matter_skips_its_skill_with_one_line_at_once(
 def test_a_skill_file_that_is_a_fifo_a_device_or_huge_is_skipped(agent, skills_root, capsys):
     for name in ("fifo", "zeros", "huge"):
         (skills_root / name).mkdir()
-    (skills_root / "zeros" / "SKILL.md").symlink_to("/dev/zero")
+    symlink_or_skip(skills_root / "zeros" / "SKILL.md", "/dev/zero")
     huge = skill_md("huge", body="x" * SKILL_FILE_LIMIT)
     (skills_root / "huge" / "SKILL.md").write_text(huge)
     with fifo_at(skills_root / "fifo" / "SKILL.md"):
@@ -575,6 +602,8 @@ def test_a_skill_file_that_is_a_fifo_a_device_or_huge_is_skipped(agent, skills_r
     ]
 
 
+@pytest.mark.skipif(sys.platform == "win32",
+                    reason="Windows allows no control character (here ESC) in a file name")
 def test_a_name_with_a_newline_or_escape_codes_is_not_loaded_nor_shown_raw(
     agent, skills_root, capsys
 ):

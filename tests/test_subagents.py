@@ -18,6 +18,7 @@ from tests.agents import (
     once,
     press_ctrl_c,
     results_sent,
+    system_text,
     versions_from,
 )
 
@@ -100,8 +101,8 @@ def test_each_agent_type_gets_its_own_tools_and_system_prompt(
     assert {
         tool["name"] for tool in child.body["tools"]
     } == tools  # never Task: no subagents of subagents
-    assert child.body["system"] == agent.AGENT_TYPES[agent_type]["system"]
-    assert f"a report of at most {agent.REPORT_BUDGET:,} characters" in child.body["system"]
+    assert system_text(child.body) == agent.AGENT_TYPES[agent_type]["system"]
+    assert f"a report of at most {agent.REPORT_BUDGET:,} characters" in system_text(child.body)
 
 
 @pytest.mark.parametrize("version", versions_from("v3"))
@@ -483,14 +484,18 @@ def test_ctrl_c_stops_running_subagents_and_answers_every_call(
         target=press_ctrl_c_once_both_subagents_wait_for_the_model, daemon=True
     ).start()
     history = []
+    threads_before = set(threading.enumerate())
     assert agent.run_turn(history, "write two files") == 130
+    subagents = [thread for thread in threading.enumerate() if thread not in threads_before
+                 and thread.name.startswith("ThreadPoolExecutor")]
+    assert len(subagents) == 2  # both still wait for the model
     assert [result["content"] for result in history[-1]["content"]] == [
         "error: interrupted by the user before this call finished"
     ] * 2
     scripted_api.release()  # only now: the replies come after Ctrl-C however slow the machine is
-    while not all(child.answered for child in child_requests(scripted_api)):
-        time.sleep(0.01)  # the subagents' model calls come back, and each must stop right there
-    time.sleep(0.2)
+    for thread in subagents:  # each gets its model's reply, and must stop right there
+        thread.join(30)
+        assert not thread.is_alive()
     assert not list(tmp_path.glob("*.txt"))
     assert len(child_requests(scripted_api)) == 2
     assert agent.run_turn(history, "never mind") == 0

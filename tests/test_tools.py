@@ -16,7 +16,7 @@ import pytest
 from plumbing.budget import clip
 from plumbing.commands import OUTPUT_LIMIT
 from plumbing.platforms import shell_in_use
-from tests.agents import call_tool, fifo_at, once
+from tests.agents import call_tool, fifo_at, once, symlink_or_skip
 
 # -- bash --
 def test_the_model_is_told_which_os_and_shell_run_its_commands(scripted_api, agent):
@@ -175,14 +175,18 @@ def test_edit_file_replaces_the_one_match(scripted_api, agent, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"), [("a = 1\n", "matches 0 places"), ("x\nx\nx\n", "matches 3 places")]
+    ("text", "expected", "hint"),
+    [
+        ("a = 1\n", "matches 0 places", "read the file and copy the text exactly"),
+        ("x\nx\nx\n", "matches 3 places", "add nearby lines so it matches one"),
+    ],
 )
-def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, expected):
+def test_edit_file_needs_exactly_one_match(scripted_api, agent, tmp_path, text, expected, hint):
     (tmp_path / "a.py").write_text(text)
     result = call_tool(
         scripted_api, agent, "edit_file", {"path": "a.py", "old_text": "x", "new_text": "y"}
     )
-    assert result["is_error"] and expected in result["content"]
+    assert result["is_error"] and expected in result["content"] and hint in result["content"]
     assert (tmp_path / "a.py").read_text() == text
 
 
@@ -254,7 +258,7 @@ def test_file_tools_refuse_paths_outside_the_work_directory(
     outside = tmp_path.parent / f"{tmp_path.name}-outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("a secret")
-    os.symlink(outside, tmp_path / "link")
+    symlink_or_skip(tmp_path / "link", outside, target_is_directory=True)
     result = call_tool(scripted_api, agent, tool, {"path": path, **extra})
     assert result["is_error"] and "outside the work directory" in result["content"]
     assert (outside / "secret.txt").read_text() == "a secret"
@@ -412,7 +416,7 @@ def test_a_symlink_swapped_in_after_the_check_is_not_followed(agent, tmp_path_fa
     outside = tmp_path_factory.mktemp("outside") / "secret.txt"
     outside.write_text("secret")
     checked = agent.workdir_path("notes.txt")
-    checked.symlink_to(outside)  # the swap, between the check and the open
+    symlink_or_skip(checked, outside)  # the swap, between the check and the open
     with pytest.raises(agent.ToolError, match="is a symbolic link"):
         agent.write_text_file(checked, "pwned")
     with pytest.raises(agent.ToolError, match="is a symbolic link"):

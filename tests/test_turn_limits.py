@@ -2,7 +2,6 @@
 held to their budget, and no more subagents at once than the script allows."""
 
 import threading
-import time
 
 import pytest
 
@@ -81,23 +80,43 @@ def test_results_come_back_in_call_order_when_other_calls_come_before_the_tasks(
     assert len(child_requests(scripted_api)) == 1
 
 
+BEYOND_THE_LIMIT = 0.3  # seconds a full set of subagents waits for one more, which must not come
+
+
 @pytest.mark.parametrize("version", versions_from("v3"))
 def test_no_more_subagents_run_at_once_than_the_script_allows(scripted_api, agent, monkeypatch):
-    lock = threading.Lock()
+    """Each subagent holds its place until every place it could share is taken: the first
+    PARALLEL_SUBAGENTS wait for one another (a condition, not a guess at how long threads take to
+    start), so on a busy machine too the most at once is the limit, not fewer. Then they give a
+    call beyond the limit, if the script lets one in, a moment to arrive (BEYOND_THE_LIMIT): the
+    test passes without it, it only has to be there to catch a limit set too high."""
+    changed = threading.Condition()
     running = []
+    finished = []
     most = [0]
+    calls = [task(f"CHILD {number}") for number in range(agent.PARALLEL_SUBAGENTS + 2)]
+
+    def every_free_place_is_taken() -> bool:
+        still_to_run = len(calls) - len(finished)
+        return len(running) >= min(agent.PARALLEL_SUBAGENTS, still_to_run)
+
+    def one_too_many_or_all_in() -> bool:
+        still_to_run = len(calls) - len(finished)
+        return len(running) > agent.PARALLEL_SUBAGENTS or len(running) == still_to_run
 
     def subagent(description: str, prompt: str, agent_type: str) -> str:
-        with lock:
+        with changed:
             running.append(prompt)
             most[0] = max(most[0], len(running))
-        time.sleep(0.05)  # long enough for every free place to be taken meanwhile
-        with lock:
+            changed.notify_all()
+            assert changed.wait_for(every_free_place_is_taken, timeout=30)
+            changed.wait_for(one_too_many_or_all_in, timeout=BEYOND_THE_LIMIT)
             running.remove(prompt)
+            finished.append(prompt)
+            changed.notify_all()
         return "report"
 
     monkeypatch.setitem(agent.TOOL_HANDLERS, "Task", subagent)
-    calls = [task(f"CHILD {number}") for number in range(agent.PARALLEL_SUBAGENTS + 2)]
     scripted_api.play({"turns": [{"tool_calls": calls}, {"text": "Done."}]})
     assert agent.run_turn([], "go") == 0
     assert most[0] == agent.PARALLEL_SUBAGENTS

@@ -24,6 +24,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema  # noqa: F401 - imported once for all inner runs, see above
 import pytest
@@ -86,7 +87,7 @@ def what_it_says(report, solution: Path) -> str:
     message = message.removeprefix("AssertionError: ")
     root = os.environ["PYTEST_DEBUG_TEMPROOT"]  # set by pytester for the inner run
     for folder, name in ((root, "<tmp>"), (str(solution), "<solution>")):
-        for spelling in (folder, folder.replace("\\", "\\\\")):  # as printed, and in a repr
+        for spelling in spellings(folder):
             message = message.replace(spelling, name)
     message = re.sub(
         r"(<tmp>|<solution>)(?:[/\\]+pytest-of-[^/\\]+[/\\]+pytest-\d+)?([^\s'\"]*)",
@@ -94,6 +95,16 @@ def what_it_says(report, solution: Path) -> str:
         message,
     )
     return re.sub(r" at 0x[0-9a-fA-F]+>", ">", message)
+
+
+def spellings(folder: str) -> list[str]:
+    """How a check may print a folder, longest first: as given and resolved (Windows' short
+    C:\\Users\\RUNNER~1 and its long name), with \\ or / between folders (as_posix()), and in a
+    repr, each \\ doubled."""
+    forms = []
+    for form in {folder, str(Path(folder).resolve())}:
+        forms += [form, form.replace("\\", "/"), form.replace("\\", "\\\\")]
+    return sorted(set(forms), key=len, reverse=True)
 
 
 FAILURES_HEADER = """\
@@ -166,9 +177,10 @@ def test_every_exercise_folder_is_listed_and_complete():
 def test_each_readme_gives_the_start_and_the_check_command_of_its_exercise(exercise, readme):
     text = (WORKSHOP / exercise / readme).read_text(encoding="utf-8")
     base = EXERCISES[exercise]
+    windows_base = base.replace("/", "\\")  # exercise 8 starts from a file in its own folder
     for command in (
         f"cp {base} workshop/{exercise}/mine.py",
-        f"copy {base} workshop\\{exercise}\\mine.py",
+        f"copy {windows_base} workshop\\{exercise}\\mine.py",
         f"python -m pytest workshop/{exercise} --solution workshop/{exercise}/mine.py",
     ):
         assert command in text, f"workshop/{exercise}/{readme} does not show {command}"
@@ -246,6 +258,17 @@ def test_each_other_right_solution_passes(exercise, right, pytester, monkeypatch
     script = build_variant(exercise, right, tmp_path)
     done = run_exercise(pytester, monkeypatch, exercise, script)
     assert done.ret == 0, "\n".join(done.outlines[-60:] + done.errlines[-60:])
+
+
+def test_a_windows_temp_folder_reads_the_same_however_a_check_prints_it(monkeypatch):
+    r"""On Windows the temp folder is C:\Users\RUNNER~1\... (its short name) and a check may print
+    it with / (as_posix()) or in a repr; failures.txt holds <tmp> for each."""
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", r"C:\Users\RUNNER~1\AppData\Local\Temp\t0")
+    message = ("AssertionError: read C:/Users/RUNNER~1/AppData/Local/Temp/t0/pytest-of-me/"
+               r"pytest-2/a.txt, not 'C:\\Users\\RUNNER~1\\AppData\\Local\\Temp\\t0\\b.txt'"
+               "\nassert False")
+    report = SimpleNamespace(longrepr=SimpleNamespace(reprcrash=SimpleNamespace(message=message)))
+    assert what_it_says(report, Path("solution")) == "read <tmp>/a.txt, not '<tmp>/b.txt'"
 
 
 def test_a_diff_applies_after_unrelated_edits_and_a_stale_one_says_where(tmp_path):

@@ -37,6 +37,7 @@ EXERCISES = {  # exercise folder: the version script it extends
     "05-report-modes": "v3_subagents.py",
     "06-your-own-skill": "v4_skills.py",
     "07-what-survives": "v5_compaction.py",
+    "08-response-modes": "workshop/08-response-modes/search_server.py",  # a server, not a version
 }
 HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 MARKER = ".workshop-reference"  # in each folder main() writes: it may empty that folder next time
@@ -49,7 +50,7 @@ class DiffDoesNotApply(Exception):
 def build_reference(exercise: str, folder: Path) -> Path:
     """Copy the exercise's base script into folder, apply its solution.diff there; return the
     script's path."""
-    script = folder / EXERCISES[exercise]
+    script = folder / Path(EXERCISES[exercise]).name
     shutil.copyfile(ROOT / EXERCISES[exercise], script)
     apply_diff((WORKSHOP / exercise / "solution.diff").read_text(encoding="utf-8"), folder)
     return script

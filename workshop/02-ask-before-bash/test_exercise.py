@@ -9,11 +9,13 @@ sees: a turn ends with the model's reply, so the next one can start from it.
 
 import pytest
 
-LONG_COMMAND = (  # 400 characters, its end the part that matters: a question cut to fit a
+# Commands joined with ; run in every shell the bash tool may use: Windows PowerShell 5.1 has
+# no &&.
+LONG_COMMAND = (  # 414 characters, its end the part that matters: a question cut to fit a
     # terminal row, or at 200 or 300 characters, hides it
-    "echo start > made.txt && "
-    + " && ".join(f"echo line {n} of a long generated script >> made.txt" for n in range(1, 8))
-    + " && echo the-end-of-the-command"
+    "echo start > made.txt; "
+    + "; ".join(f"echo line {n} of a long generated script >> made.txt" for n in range(1, 8))
+    + "; echo the-end-of-the-command"
 )
 
 
@@ -100,7 +102,7 @@ def test_rule2_yes_runs_this_command_and_the_next_one_is_asked_again(
     scripted_api.play(
         {
             "turns": [
-                {"tool_calls": [bash("echo one > one.txt && echo made"), bash("echo 2 > two.txt")]},
+                {"tool_calls": [bash("echo one > one.txt; echo made"), bash("echo 2 > two.txt")]},
                 {"text": "One of two."},
             ]
         }
