@@ -102,11 +102,11 @@ def test_every_column_says_what_its_row_holds_and_unknown_where_it_holds_nothing
         by_title = {row.strip("| ").split(" | ")[0]: row for row in rows}
         assert by_title[BY_NAME["llama.cpp"].title].endswith(
             "| unknown | nothing | nothing | thinking blocks whose signature is the empty string "
-            "| unknown | openai | 32,768 / 32,768 | unknown | unknown |")
+            "| unknown | openai | 32,768 / 32,768 | unknown | unknown | unknown |")
         assert by_title[BY_NAME["vllm"].title].endswith(
             "| unknown | nothing | `thinking`, `cache_control`, `tool_result.is_error` | thinking "
             "blocks signed with a random id that nothing checks | input and output (at the end "
-            "only) | anthropic | unknown / unknown | `chatcmpl-tool-…` | dropped |")
+            "only) | anthropic | unknown / unknown | `chatcmpl-tool-…` | dropped | unknown |")
 
 
 @pytest.mark.parametrize("name", LOCAL)
