@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mcp_servers import docs_search  # noqa: E402
+from scripted.loading import load_agent  # noqa: E402
 from scripted.server import ScriptedAPI, tokens  # noqa: E402
-from tests.agents import load_agent  # noqa: E402
 
 QUERY = "context budget"  # words a user of these docs might look up, as gistdex's user did
 TOOL = "mcp__docs__search_docs"

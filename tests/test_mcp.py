@@ -256,7 +256,7 @@ def test_names_and_schemas_the_api_would_refuse_are_left_out_with_one_line_each(
            "refuse, verbose]" in out
     description = offered["mcp__mis__verbose"]["description"]  # the server's words, bounded
     assert len(description) == 1000 and description.endswith("instruc… [description cut]")
-    assert "Ignore" not in scripted_api.requests[0].body["system"]
+    assert "Ignore" not in json.dumps(scripted_api.requests[0].body["system"])
 
 
 # -- every way a server fails: one line, and the session goes on --
