@@ -5,6 +5,7 @@
     --8<-- "endpoints/en/notes.md"      each row's notes for a learner (NOTES_JA: in Japanese)
     --8<-- "endpoints/en/recordings.md" what answered each recording the repository ships
     --8<-- "endpoints/litellm.yaml"     LiteLLM's config for a local OpenAI-format server
+    --8<-- "endpoints/ollama.service.ini"   Ollama's context, set for its Linux service
     --8<-- "endpoints/ollama.sh"        the settings for a local server, for bash and zsh
     --8<-- "endpoints/ollama.ps1"       ... and for PowerShell
     {{ endpoints.ollama.model }}        a value of a row, in the page's prose (numbers.json)
@@ -152,6 +153,8 @@ def endpoint_files() -> dict[str, str]:
         files[f"endpoints/{language}/notes.md"] = notes(language)
         files[f"endpoints/{language}/recordings.md"] = recordings(language)
     files["endpoints/litellm.yaml"] = litellm_config(LITELLM_BACKEND)
+    files["endpoints/ollama.service.ini"] = (  # systemctl edit ollama.service: the override
+        f'[Service]\nEnvironment="OLLAMA_CONTEXT_LENGTH={OLLAMA_CONTEXT}"\n')
     files["endpoints/litellm.sh"] = shell_lines(BY_NAME["litellm-openai"])
     files["endpoints/litellm.ps1"] = powershell_lines(BY_NAME["litellm-openai"])
     for endpoint in ENDPOINTS:

@@ -274,8 +274,9 @@ def show(event, screen) -> None:
 class BadReply(AgentStopped):
     """The endpoint answered 200, but what came is no reply: nothing in it, a stream that stops
     before `message_stop` or without a stop reason, or one the SDK cannot read (a tool call's
-    input that is not JSON, a block it never started). The Messages API never sends these, so
-    the endpoint (a gateway, or the server behind it) is the likely cause, not the model."""
+    input that is not JSON, a block it never started). Claude's API sends none of these (an
+    empty reply right after tool results aside, which final_answer() handles), so the endpoint
+    (a gateway, or the server behind it) is the likely cause, not the model."""
 
 
 def reply_fault(response: anthropic.types.Message, seen: set, request: dict) -> str:
@@ -286,9 +287,13 @@ def reply_fault(response: anthropic.types.Message, seen: set, request: dict) -> 
         return "a stream that ended before message_stop"
     if response.stop_reason is None:
         return "a reply without a stop reason"
-    if not response.content and not tool_results_were_last(request["messages"]):
+    ended = response.stop_reason in NORMAL_END  # a refusal or max_tokens is the loop's to say
+    if ended and not response.content and not tool_results_were_last(request["messages"]):
         return f"an empty reply (stop reason {response.stop_reason}, no text, no tool call)"
     return ""
+
+
+NORMAL_END = ["end_turn", "stop_sequence"]
 
 
 def no_reply(host: str, what: str) -> str:

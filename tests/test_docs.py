@@ -49,7 +49,9 @@ SNIPPETS_ONLY = {
     "pycon",
     "diff",
     "text",
-}  # code, diffs and transcripts come from files
+    "yaml",
+    "ini",
+}  # code, diffs, transcripts and config files come from files
 SHELL = {"bash", "console", "powershell"}  # a few commands to type
 SHELL_MAX_LINES = 6
 FREE = {"mermaid"}  # diagrams are the page's own content
