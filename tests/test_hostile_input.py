@@ -62,8 +62,9 @@ def test_a_tool_input_nested_too_deeply_to_read_is_one_short_line(
     assert agent.run_turn(history, "go") == 1
     err = capsys.readouterr().err
     assert err.count("\n") <= 2 and len(err) < 1200
-    assert "characters in all]; this turn is not kept in the history]" in err
-    assert history == []
+    # the endpoint's stream is at fault, not the agent: the line names it, and cuts the input
+    assert "sent a stream the SDK cannot read (ValueError: Unable to parse tool paramet" in err
+    assert [message["role"] for message in history] == ["user"]  # the broken reply is not kept
 
 
 @pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("write_file", {"content": "x"}),
