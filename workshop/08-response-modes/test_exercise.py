@@ -12,6 +12,7 @@ README.md), and its failure says what is missing.
 
 import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,14 @@ def the_server(module) -> MCPServer:
     return found
 
 
+def run_apart(talk):
+    """Run a client's talk in a thread of its own, with its own event loop: the thread that runs
+    the checks may have one running already (pytest plugins, a browser driver), and asyncio.run()
+    refuses to start a second one there."""
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, talk()).result()
+
+
 def call(module, **arguments) -> tuple[str, bool]:
     """What the search tool answers, as a client reads it: its text, and whether it is an
     error."""
@@ -103,7 +112,7 @@ def call(module, **arguments) -> tuple[str, bool]:
         async with Client(the_server(module)) as client:
             return await client.call_tool("search", arguments)
 
-    result = asyncio.run(talk())
+    result = run_apart(talk)
     text = "".join(block.text for block in result.content if block.type == "text")
     return text, result.is_error
 
@@ -131,7 +140,7 @@ def the_tool(module) -> dict:
         async with Client(the_server(module)) as client:
             return (await client.list_tools()).tools
 
-    [tool] = [tool for tool in asyncio.run(listed()) if tool.name == "search"]
+    [tool] = [tool for tool in run_apart(listed) if tool.name == "search"]
     return {"description": tool.description or "", "schema": tool.input_schema}
 
 
