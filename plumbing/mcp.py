@@ -498,6 +498,7 @@ def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str) ->
         screen.alert(f"{path} names MCP servers ({', '.join(spec.name for spec in specs)}) but "
                      f"was not used: no terminal to ask whether to trust it; {trust_flag} does")
         return False
+    screen.wait("")  # the question needs the terminal: no spinner drawn over it
     screen.block(f"{path} starts these programs as MCP servers:\n"
                  + "\n".join(f"  {spec.name}: {describe(spec)}" for spec in specs))
     try:

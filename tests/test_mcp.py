@@ -457,7 +457,7 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
            "HOME": str(tmp_path), "AGENT_HISTORY": str(tmp_path / "history")}
     child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir",
                                            str(tmp_path)],
-                          env=env, encoding="utf-8", timeout=30, dimensions=(24, 200))
+                          env=env, encoding="utf-8", timeout=90, dimensions=(24, 200))
     child.expect_exact(f"mis: {sys.executable} {MISBEHAVING}")  # what it would run, first
     child.expect_exact("Trust this file and start them? [y/N] ")
     child.sendline("y")
