@@ -458,8 +458,10 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
     child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir",
                                            str(tmp_path)],
                           env=env, encoding="utf-8", timeout=90, dimensions=(24, 200))
-    child.expect_exact(f"mis: {sys.executable} {MISBEHAVING}")  # what it would run, first
     child.expect_exact("Trust this file and start them? [y/N] ")
+    # what it would run, shown before the question (wrapped where the terminal is narrower)
+    shown = "".join(child.before.split())
+    assert "".join(f"mis: {sys.executable} {MISBEHAVING}".split()) in shown
     child.sendline("y")
     child.expect_exact("[mcp server 'mis': echo, hang, die")
     child.expect_exact("you> ")
