@@ -253,7 +253,9 @@ TARGETS = {
     },
     "model": {
         "files": ["plumbing/model.py"],
-        "tests": ["tests/test_model.py", "tests/test_plumbing_turns.py"],
+        # test_bad_replies.py: a reply that is no reply, and the usage as the endpoint sent it
+        "tests": ["tests/test_model.py", "tests/test_plumbing_turns.py",
+                  "tests/test_bad_replies.py"],
     },
     "platforms": {
         "files": ["plumbing/platforms.py"],
