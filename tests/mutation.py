@@ -255,7 +255,7 @@ TARGETS = {
         "files": ["plumbing/model.py"],
         # test_bad_replies.py: a reply that is no reply, and the usage as the endpoint sent it
         "tests": ["tests/test_model.py", "tests/test_plumbing_turns.py",
-                  "tests/test_bad_replies.py"],
+                  "tests/test_bad_replies.py", "tests/test_mutants_model.py"],
     },
     "platforms": {
         "files": ["plumbing/platforms.py"],
@@ -293,7 +293,8 @@ TARGETS = {
     },
     "todo": {
         "files": ["plumbing/todo.py"],
-        "tests": ["tests/test_plumbing_todo.py", "tests/test_todo.py"],
+        "tests": ["tests/test_plumbing_todo.py", "tests/test_mutants_todo.py",
+                  "tests/test_todo.py"],
     },
     # -- the rest of scripted/ --
     "server": {
