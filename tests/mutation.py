@@ -334,7 +334,7 @@ TARGETS = {
     # -- the rest of docsgen/ --
     "docs-endpoints": {
         "files": ["docsgen/endpoints.py"],
-        "tests": ["tests/test_other_models.py"],
+        "tests": ["tests/test_other_models.py", "tests/test_mutants_docs_endpoints.py"],
     },
     "charts": {
         "files": ["docsgen/charts.py"],
