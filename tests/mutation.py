@@ -269,8 +269,27 @@ TARGETS = {
         "files": ["plumbing/read_only.py"],
         "tests": ["tests/test_plumbing_sandbox.py"],
     },
-    "sandbox": {
+    # sandbox.py in two: what the sandbox is built of (argument lists, environment, programs
+    # found), asserted as data; and running a pipeline under it, which starts bubblewrap and
+    # the agents of test_sandbox.py for each mutant
+    "sandbox-argv": {
         "files": ["plumbing/sandbox.py"],
+        "functions": [
+            "x_without_git_programs", "x_git_driver_settings", "x_sandbox_argv",
+            "x_read_only_stages", "x_seatbelt_argv", "x_windows_command_line",
+            "x_windows_program", "x_program_in", "x_read_only_path", "x_read_only_folders",
+            "x_launcher_environment", "x_locale_of", "x_read_only_sandbox", "x_sandbox_program",
+            "x_without_seatbelt_warning",
+        ],
+        "tests": ["tests/test_plumbing_sandbox.py"],
+    },
+    "sandbox-run": {
+        "files": ["plumbing/sandbox.py"],
+        "functions": [
+            "x_run_read_only", "x_run_stages", "x_git_drivers", "x_private_prefix",
+            "x_remove_private_folders", "x_bwrap_starts", "x_seatbelt_starts", "x_starts",
+            "x_note_read_only_protection",
+        ],
         "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py"],
     },
     "screen": {
