@@ -261,6 +261,12 @@ TARGETS = {
         "files": ["plumbing/platforms.py"],
         "tests": ["tests/test_plumbing_platforms.py", "tests/test_plumbing_files.py"],
     },
+    "mcp": {
+        "files": ["plumbing/mcp.py"],
+        # v6's MCP client; the tests that run the agent at a pseudo-terminal, or wait for its
+        # servers to end, are left out (seconds each, per mutant)
+        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives")),
+    },
     "prompt": {
         "files": ["plumbing/prompt.py"],
         "tests": ["tests/test_screen.py", "tests/test_terms.py"],
