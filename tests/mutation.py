@@ -273,7 +273,11 @@ TARGETS = {
     },
     "read-only": {
         "files": ["plumbing/read_only.py"],
-        "tests": ["tests/test_plumbing_sandbox.py"],
+        # the parser's refusals, each through an explore subagent's read_only_bash
+        "tests": ["tests/test_plumbing_sandbox.py"] + [
+            f"tests/test_subagents.py::test_read_only_bash_{name}"
+            for name in ("refuses_whatever_could_change_a_file", "runs_read_commands")
+        ],
     },
     # sandbox.py in two: what the sandbox is built of (argument lists, environment, programs
     # found), asserted as data; and running a pipeline under it, which starts bubblewrap and
