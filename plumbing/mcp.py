@@ -23,6 +23,7 @@ import re
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,9 +67,11 @@ class ServerSpec:
 
 
 # -- the settings file --
-def read_servers(path: Path) -> tuple[list[ServerSpec], list[str]]:
+def read_servers(path: Path, environ: Mapping[str, str] = os.environ
+                 ) -> tuple[list[ServerSpec], list[str]]:
     """The stdio servers of a file in Claude Code's .mcp.json format, and one line per entry that
-    cannot be used. A file that cannot be read at all raises McpError."""
+    cannot be used. A file that cannot be read at all raises McpError. `${VAR}` and
+    `${VAR:-default}` in a command, an argument or an env value are filled in from `environ`."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -82,11 +85,13 @@ def read_servers(path: Path) -> tuple[list[ServerSpec], list[str]]:
     specs, problems = [], []
     for name, entry in servers.items():
         problem = spec_problem(name, entry)
+        if not problem:
+            fields, problem = expand_fields(entry, environ)
         if problem:
             problems.append(f"mcp server {cut_short(str(name), 40)!r} in {path} skipped: {problem}")
             continue
-        specs.append(ServerSpec(name, entry["command"], list(entry.get("args", [])),
-                                dict(entry.get("env", {})), path.resolve().parent))
+        specs.append(ServerSpec(name, fields["command"], fields["args"], fields["env"],
+                                path.resolve().parent))
     return specs, problems
 
 
@@ -107,6 +112,43 @@ def spec_problem(name: str, entry) -> str:
     if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
         return '"env" must be an object of strings'
     return ""
+
+
+# ${VAR} or ${VAR:-default}, as Claude Code reads them; a bare $VAR is text, as is a lone ${.
+VARIABLE = re.compile(r"\$\{(?P<name>[^}:]+)(?::-(?P<default>[^}]*))?\}")
+
+
+class UnsetVariable(ValueError):
+    """A ${VAR} with no default names a variable that is not set: the message names the field."""
+
+
+def expand_fields(entry: dict, environ: Mapping[str, str]) -> tuple[dict, str]:
+    """An entry's command, args and env with their variables filled in, and "" or what stops it:
+    the first variable that is unset and has no default, with the field that uses it."""
+    try:
+        command = expand(entry["command"], environ, "command")
+        args = [expand(arg, environ, f"args[{n}]") for n, arg in enumerate(entry.get("args", []))]
+        env = {key: expand(value, environ, f"env.{key}")
+               for key, value in entry.get("env", {}).items()}
+    except UnsetVariable as exc:
+        return {}, str(exc)
+    return {"command": command, "args": args, "env": env}, ""
+
+
+def expand(text: str, environ: Mapping[str, str], field_name: str) -> str:
+    """`text` with each ${VAR} and ${VAR:-default} filled in. A variable set to "" is set, as
+    Claude Code has it; one that is unset with no default raises UnsetVariable."""
+
+    def value(match: re.Match) -> str:
+        name = match["name"]
+        if name in environ:
+            return environ[name]
+        if match["default"] is None:
+            raise UnsetVariable(f'"{field_name}" uses ${{{name}}}, which is not set and has no '
+                                f"default (set {name}, or write ${{{name}:-default}})")
+        return match["default"]
+
+    return VARIABLE.sub(value, text)
 
 
 def describe(spec: ServerSpec) -> str:
