@@ -16,6 +16,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -531,11 +532,20 @@ def kill_left_over(processes: list) -> None:
 
 
 # -- trusting a work folder's .mcp.json --
-def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str) -> bool:
+def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str,
+                remembered: str = "off") -> bool:
     """Ask before running the programs a work folder's .mcp.json names, as Claude Code does: the
-    file came with the folder, not from the user. With no terminal to ask on, the answer is no."""
+    file came with the folder, not from the user. A yes is remembered in the file `remembered`
+    names ("off": nowhere), outside the work folder, for this file and these programs: the same
+    file is not asked about again, a changed one is. With no terminal to ask on, the answer is no
+    (unless it was yes before)."""
     if not specs:
         return False
+    store = None if remembered == "off" else Path(remembered).expanduser()
+    fingerprint = trust_fingerprint(path, specs)
+    if store and trusted_before(store, path, fingerprint, screen):
+        screen.note(f"{path}: trusted before, unchanged since (remembered in {store})")
+        return True
     if not sys.stdin.isatty():
         screen.alert(f"{path} names MCP servers ({', '.join(spec.name for spec in specs)}) but "
                      f"was not used: no terminal to ask whether to trust it; {trust_flag} does")
@@ -548,6 +558,52 @@ def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str) ->
     except EOFError:
         answer = ""
     if answer.strip().lower() in ("y", "yes"):
+        if store:
+            remember_trust(store, path, fingerprint, screen)
         return True
     screen.note(f"{path} not used; {trust_flag} uses it without asking")
     return False
+
+
+def trust_fingerprint(path: Path, specs: list[ServerSpec]) -> str:
+    """A hash of the file and of the programs it starts, as they would run (its ${VAR}s filled
+    in): a change to either asks again."""
+    digest = hashlib.sha256(path.read_bytes())
+    for spec in specs:
+        digest.update(json.dumps([spec.name, spec.command, spec.args, spec.env]).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def trusted_before(store: Path, path: Path, fingerprint: str, screen) -> bool:
+    """Whether `store` remembers a yes for this file with this fingerprint."""
+    return read_trusted(store, screen).get(str(path.resolve())) == fingerprint
+
+
+def read_trusted(store: Path, screen) -> dict[str, str]:
+    """The remembered answers: file -> fingerprint. A store that cannot be read is one line, and
+    remembers nothing."""
+    if not store.exists():
+        return {}
+    try:
+        trusted = json.loads(store.read_text(encoding="utf-8"))["trusted"]
+        if not isinstance(trusted, dict):
+            raise TypeError("'trusted' is not an object")
+        return trusted
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        screen.note(f"{store} cannot be read ({type(exc).__name__}: {exc}): no earlier yes to a "
+                    ".mcp.json is used")
+        return {}
+
+
+def remember_trust(store: Path, path: Path, fingerprint: str, screen) -> None:
+    """Remember a yes for this file and fingerprint (one per file: a changed file replaces it)."""
+    trusted = read_trusted(store, screen)
+    trusted[str(path.resolve())] = fingerprint
+    partial = store.with_name(store.name + ".partial")
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps({"trusted": trusted}, indent=1), encoding="utf-8")
+        os.replace(partial, store)  # whole or not at all: another session may read it
+    except OSError as exc:
+        screen.note(f"could not remember the answer in {store} ({exc.strerror}): it is asked again "
+                    "next time")

@@ -21,7 +21,14 @@ import pytest
 
 from mcp_servers.docs_search import answer as docs_answer
 from mcp_servers.docs_search import answer_sizes
-from plumbing.mcp import McpServers, ServerSpec, read_servers, result_content
+from plumbing.mcp import (
+    McpServers,
+    ServerSpec,
+    read_servers,
+    remember_trust,
+    result_content,
+    trust_fingerprint,
+)
 from tests.agents import (
     ROOT,
     SCRIPTS,
@@ -473,6 +480,50 @@ def test_a_dollar_that_is_no_variable_is_left_as_it_is(version, tmp_path):
     assert spec.args == text and spec.env == {"PS1": "$ "}
 
 
+# -- a yes to a work folder's .mcp.json is remembered, for that file as it is --
+def say_yes_to(store: Path, config: Path, agent) -> None:
+    """What a yes at the terminal stores (the pty test below sees the question asked)."""
+    specs, _ = read_servers(config)
+    remember_trust(store, config, trust_fingerprint(config, specs), agent.SCREEN)
+
+
+def test_a_remembered_yes_starts_the_same_file_without_asking_and_a_changed_one_asks_again(
+    version, v6, tmp_path, capsys, monkeypatch
+):
+    work, store = tmp_path / "work", tmp_path / "home" / ".agent_mcp_trusted.json"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    config = write_config(work, {"mis": [str(MISBEHAVING)]})
+    say_yes_to(store, config, v6(MCP_TRUSTED=str(store)))
+    agent = v6(MCP_TRUSTED=str(store))
+    agent.start_mcp_servers(None, False)  # no terminal here: only the remembered yes can start it
+    assert "mcp__mis__echo" in agent.MCP_TOOLS
+    assert f"[{config}: trusted before, unchanged since (remembered in {store})]" in (
+        capsys.readouterr().out)
+    write_config(work, {"mis": [str(MISBEHAVING), "--stubborn", "x"]})  # now it runs another
+    changed = v6(MCP_TRUSTED=str(store))
+    changed.start_mcp_servers(None, False)
+    assert changed.MCP_TOOLS == {}
+    assert "was not used: no terminal to ask whether to trust it" in capsys.readouterr().err
+
+
+def test_a_store_that_cannot_be_read_is_one_line_and_trusts_nothing(
+    version, v6, tmp_path, capsys, monkeypatch
+):
+    store = tmp_path / "trusted.json"
+    store.write_bytes(b"{not json")
+    monkeypatch.chdir(tmp_path)
+    write_config(tmp_path, {"mis": [str(MISBEHAVING)]})
+    agent = v6(MCP_TRUSTED=str(store))
+    agent.start_mcp_servers(None, False)
+    shown = capsys.readouterr()
+    said = [line for line in (shown.out + shown.err).splitlines() if line.strip()]
+    assert said[0] == (f"[{store} cannot be read (JSONDecodeError: Expecting property name "
+                       "enclosed in double quotes: line 1 column 2 (char 1)): no earlier yes to "
+                       "a .mcp.json is used]")
+    assert "no terminal to ask" in said[1] and agent.MCP_TOOLS == {}
+
+
 # -- no server outlives the agent --
 @pytest.mark.skipif(sys.platform == "win32", reason="Ctrl-C as a signal to the main thread")
 @pytest.mark.usefixtures("ctrl_c_raises")
@@ -517,8 +568,10 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
     the branch a run without a terminal takes too, tested above."""
     pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
     write_config(tmp_path, {"mis": [str(MISBEHAVING)]})
+    store = tmp_path / "elsewhere" / "trusted.json"
     env = {**os.environ, "TERM": "xterm", "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1",
-           "HOME": str(tmp_path), "AGENT_HISTORY": str(tmp_path / "history")}
+           "HOME": str(tmp_path), "AGENT_HISTORY": str(tmp_path / "history"),
+           "MCP_TRUSTED": str(store)}
     child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir",
                                            str(tmp_path)],
                           env=env, encoding="utf-8", timeout=90, dimensions=(24, 200))
@@ -533,6 +586,11 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    # the yes is remembered for this file as it is (the test above: the next session starts it)
+    config = tmp_path / ".mcp.json"
+    specs, _ = read_servers(config)
+    assert json.loads(store.read_text(encoding="utf-8")) == {
+        "trusted": {str(config.resolve()): trust_fingerprint(config, specs)}}
 
 
 # -- the pieces, once: what each kind of content becomes, and the shipped server's figures --
