@@ -145,8 +145,9 @@ def expand(text: str, environ: Mapping[str, str], field_name: str) -> str:
         if name in environ:
             return environ[name]
         if match["default"] is None:
-            raise UnsetVariable(f'"{field_name}" uses ${{{name}}}, which is not set and has no '
-                                f"default (set {name}, or write ${{{name}:-default}})")
+            with_default = "${" + name + ":-default}"
+            raise UnsetVariable(f'"{field_name}" uses {match[0]}, which is not set and has no '
+                                f"default (set {name}, or write {with_default})")
         return match["default"]
 
     return VARIABLE.sub(value, text)
