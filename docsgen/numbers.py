@@ -27,6 +27,9 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     what v4 answers a made-up skill name      {{ v4.unknown_skill_error }}: the tool error of
                                               plumbing/checks.py, for the Skill tool the v4
                                               demo sent (its enum: every skill of the demo)
+    how many scripts and exercises            {{ versions.count }}, {{ workshop.exercises }}: the
+                                              version scripts present, workshop/reference.py's
+                                              EXERCISES
     the diff between two versions             {{ v2.changed_lines }}: the lines of v1 that v2
                                               removes or changes, as tests/test_diff_budget.py
                                               counts them; {{ diff.budget }} is its limit
@@ -52,6 +55,7 @@ from plumbing.checks import ToolError, check_tool_call
 from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
 from scripted.server import CHARACTERS_PER_TOKEN
+from workshop.reference import EXERCISES
 
 PLACEHOLDER = re.compile(r"\{\{ *([^{}]*?) *\}\}")  # any {{ ... }}: an unknown name is an error
 TOKENS = re.compile(
@@ -408,6 +412,7 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
             numbers[f"{version}.code_lines"] = as_shown(len(code_lines(source)))
             numbers[f"{version}.lesson_code_lines"] = as_shown(lesson_code_lines(source))
     numbers["diff.budget"] = str(constant(ROOT / "tests" / "test_diff_budget.py", "DIFF_BUDGET"))
+    numbers.update(count_numbers())
     present = [version for version, script in SCRIPTS.items() if (ROOT / script).exists()]
     for older, newer in itertools.pairwise(present):
         old = (ROOT / SCRIPTS[older]).read_text(encoding="utf-8")
@@ -439,6 +444,13 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
         numbers["v1.demo_second_write"] = f"{cache_writes(transcripts['v1'])[1]:,}"
         numbers["v1.demo_last_read"] = CACHE_READ.findall(transcripts["v1"])[-1]
     return numbers
+
+
+def count_numbers() -> dict[str, str]:
+    """How many version scripts and workshop exercises there are, counted from the files: a
+    sentence that says "six scripts" carries a claim on {{ versions.count }}."""
+    present = [script for script in SCRIPTS.values() if (ROOT / script).exists()]
+    return {"versions.count": str(len(present)), "workshop.exercises": str(len(EXERCISES))}
 
 
 MADE_UP_SKILL = "deploy-to-prod"  # the name v4's chapter shows the model making up

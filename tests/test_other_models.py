@@ -12,14 +12,17 @@ from docsgen.endpoints import LABELS, LOCAL, endpoint_files, learner_settings
 from scripted import ROOT
 from scripted.endpoints import BY_NAME, ENDPOINTS
 
-FILES = endpoint_files()
+def generated(path: str) -> str:
+    """A file the page includes, made inside the test that reads it (made once at import, it
+    would be made before a mutation run plants its bug, and no test would see one)."""
+    return endpoint_files()[path]
 
 
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_the_page_includes_a_table_with_one_row_per_endpoint_and_unknown_where_unknown(language):
     page = (ROOT / f"docs_{language}" / "other-models.md").read_text(encoding="utf-8")
     assert f'--8<-- "endpoints/{language}/table.md"' in page
-    header, rule, *rows = FILES[f"endpoints/{language}/table.md"].splitlines()
+    header, rule, *rows = generated(f"endpoints/{language}/table.md").splitlines()
     columns = LABELS[language]["columns"]
     assert header == "| " + " | ".join(columns) + " |"
     cells = [row.strip("| ").split(" | ") for row in rows]
@@ -48,7 +51,7 @@ USAGE_CELLS = {
 
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_the_usage_column_says_what_each_row_counts_and_when(language):
-    header, rule, *rows = FILES[f"endpoints/{language}/table.md"].splitlines()
+    header, rule, *rows = generated(f"endpoints/{language}/table.md").splitlines()
     column = LABELS[language]["columns"].index("Usage" if language == "en" else "使用量")
     cells = {endpoint.name: row.strip("| ").split(" | ")[column]
              for endpoint, row in zip(ENDPOINTS, rows, strict=True)}
@@ -91,7 +94,7 @@ def expected_cells(endpoint, labels: dict) -> dict[str, str]:
 
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_every_column_says_what_its_row_holds_and_unknown_where_it_holds_nothing(language):
-    header, rule, *rows = FILES[f"endpoints/{language}/table.md"].splitlines()
+    header, rule, *rows = generated(f"endpoints/{language}/table.md").splitlines()
     places = {"key": 1, "refuses": 2, "ignores": 3, "errors": 6, "limits": 7, "ids": 8,
               "is_error": 9}
     for endpoint, row in zip(ENDPOINTS, rows, strict=True):
@@ -111,8 +114,8 @@ def test_every_column_says_what_its_row_holds_and_unknown_where_it_holds_nothing
 
 @pytest.mark.parametrize("name", LOCAL)
 def test_the_bash_and_powershell_tabs_set_the_same_variables_as_the_row(name):
-    bash = re.findall(r"^export (\w+)=(.*)$", FILES[f"endpoints/{name}.sh"], re.MULTILINE)
-    powershell = re.findall(r'^\$env:(\w+) = "(.*)"$', FILES[f"endpoints/{name}.ps1"], re.M)
+    bash = re.findall(r"^export (\w+)=(.*)$", generated(f"endpoints/{name}.sh"), re.MULTILINE)
+    powershell = re.findall(r'^\$env:(\w+) = "(.*)"$', generated(f"endpoints/{name}.ps1"), re.M)
     assert bash == powershell == list(learner_settings(BY_NAME[name]).items())
     assert ("ANTHROPIC_API_KEY", "") in bash  # a key for Claude is not sent to a local server
 
@@ -125,7 +128,7 @@ def test_every_rows_notes_are_on_the_page_in_both_languages(language):
     assert f'--8<-- "endpoints/{language}/notes.md"' in page
     with_notes = {endpoint.name for endpoint in ENDPOINTS if endpoint.notes}
     assert set(NOTES_JA) == with_notes  # a new note needs its translation, a gone one goes
-    listed = FILES[f"endpoints/{language}/notes.md"]
+    listed = generated(f"endpoints/{language}/notes.md")
     for endpoint in ENDPOINTS:
         said = endpoint.notes if language == "en" else NOTES_JA.get(endpoint.name, "")
         if said:
@@ -136,7 +139,7 @@ def test_every_rows_notes_are_on_the_page_in_both_languages(language):
 
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_the_table_says_what_each_row_does_with_tool_choice(language):
-    header, rule, *rows = FILES[f"endpoints/{language}/table.md"].splitlines()
+    header, rule, *rows = generated(f"endpoints/{language}/table.md").splitlines()
     last = [row.strip("| ").split(" | ")[-1] for row in rows]
     labels = LABELS[language]
     for endpoint, cell in zip(ENDPOINTS, last, strict=True):
@@ -152,7 +155,7 @@ def test_the_replays_say_what_answered_them(language):
     page = (ROOT / f"docs_{language}" / "other-models.md").read_text(encoding="utf-8")
     assert f'--8<-- "endpoints/{language}/recordings.md"' in page
     assert "the replies a real model gave" not in page and "本物のモデルが返した応答" not in page
-    listed = FILES[f"endpoints/{language}/recordings.md"].splitlines()
+    listed = generated(f"endpoints/{language}/recordings.md").splitlines()
     shipped = sorted((ROOT / "tests" / "recordings").rglob("*.jsonl"))
     assert len(listed) == len(shipped) > 0
     for path, line in zip(shipped, listed, strict=True):
