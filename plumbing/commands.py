@@ -5,7 +5,8 @@ The lesson calls `run_command(command, timeout, stopped)`; the read-only shell c
 runaway command's whole process tree is ended, and how the agent keeps its key from the commands
 it runs, lives here. psutil finds and ends the processes on Linux, macOS and Windows alike: by the
 tag in their environment, by the command's session (POSIX), and by what was seen below the command
-while it ran. Linux adds a subreaper and keeps the agent's memory from its commands (prctl).
+while it ran. Linux adds a subreaper and keeps the agent's memory from its commands (prctl);
+Windows, a Job Object per command, which holds whatever the command starts.
 """
 
 import ctypes
