@@ -23,11 +23,13 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 SCRATCH=${WINE_PYTHON_DIR:-$HOME/.cache/windows-python-under-wine}
 export WINEPREFIX=$SCRATCH/prefix WINEDEBUG=-all
-# The file tools and paths, record and replay (CRLF included), encodings, links. Tests whose
-# commands need a shell skip here, saying so: Wine has no bash and no working PowerShell.
+# The file tools and paths, record and replay (CRLF included), encodings, links, how an MCP
+# server's program is found, a command's Job Object. Tests whose commands need a shell skip here,
+# saying so: Wine has no bash and no working PowerShell.
 DEFAULT_TESTS=(tests/test_plumbing_files.py tests/test_recordings.py tests/test_plumbing_skills.py
     tests/test_plumbing_platforms.py tests/test_mcp_start.py
-    tests/test_plumbing_commands.py::test_a_python_program_on_windows_writes_utf8_whatever_the_ansi_code_page)
+    tests/test_plumbing_commands.py::test_a_python_program_on_windows_writes_utf8_whatever_the_ansi_code_page
+    tests/test_plumbing_commands.py::test_on_windows_a_detached_process_with_an_environment_of_its_own_ends_with_its_command)
 
 for program in wine x86_64-w64-mingw32-gcc; do
     if ! command -v "$program" >/dev/null; then
