@@ -51,6 +51,9 @@ def run_demo(
         **os.environ,
         **api.endpoint_env(endpoint, "offline-demo"),
         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        # v6's server is the project's own: on a busy machine (a docs build runs the demos side
+        # by side) its start may take longer than the 30 s a stranger's server is given
+        "MCP_TIMEOUT": os.environ.get("MCP_TIMEOUT", "120"),
     }
     if output is not None:  # a file, not a terminal: no colours, and UTF-8 on every OS
         env.update({"NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
