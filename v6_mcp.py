@@ -58,7 +58,8 @@ offers them to the model as mcp__<server>__<tool>. The answer is someone else's 
 held to MCP_RESULT_BUDGET before it enters the history, and the cut tells the model which of
 the tool's own arguments (a mode, a page, a limit) asks for less. A server that fails to start,
 hangs or dies costs one line; the session goes on without it, and no server outlives the agent.
-The work folder's .mcp.json runs programs, so it is used only once the user says yes.
+The work folder's .mcp.json runs programs, so it is used only once the user says yes (remembered
+for that file as it is: a changed file asks again).
 
 Settings come from the environment, or from the .env file beside this script (never from one in
 the folder the agent works in): ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL (a compatible
@@ -70,7 +71,8 @@ Compaction: COMPACT_AT (8000 input tokens of one request: low, so that you see i
 1M-token window a real session can set it far higher, and --help says what is in effect).
 MCP: --mcp-config FILE (servers to start), --trust-project-mcp (use the work folder's .mcp.json
 without asking), MCP_TIMEOUT (30 s for a server to start), MCP_TOOL_TIMEOUT (120 s per call),
-MCP_RESULT_BUDGET (30000 characters of one result, as for the built-in tools).
+MCP_RESULT_BUDGET (30000 characters of one result, as for the built-in tools), MCP_TRUSTED (the
+file that remembers a yes to a work folder's .mcp.json, ~/.agent_mcp_trusted.json; off: none).
 No API key? `python -m scripted.demo v6` runs this script offline, against a scripted model.
 """
 import argparse
@@ -688,6 +690,8 @@ def compact_by_hand(messages: list) -> int:
 
 # -- mcp -- MCP servers: tools from other programs, each answer held to the budget
 MCP_FILE = ".mcp.json"  # Claude Code's project file: {"mcpServers": {name: {command, args, env}}}
+# Where a yes to a work folder's .mcp.json is remembered: the home folder, not the work folder
+MCP_TRUSTED = os.environ.get("MCP_TRUSTED", "~/.agent_mcp_trusted.json")  # "off": nowhere
 MCP_TIMEOUT = float(os.environ.get("MCP_TIMEOUT", 30))  # seconds for a server to start
 MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", 120))  # seconds for one call
 # Characters of one result, as TOOL_RESULT_BUDGET for the built-in tools. Not tokens: counting
@@ -718,7 +722,8 @@ def start_mcp_servers(named: Path | None, trusted: bool) -> None:
         return
     for problem in problems:
         SCREEN.alert(problem)
-    if not (named or trusted or user_trusts(path, specs, SCREEN, "--trust-project-mcp")):
+    if not (named or trusted
+            or user_trusts(path, specs, SCREEN, "--trust-project-mcp", MCP_TRUSTED)):
         return  # it came with the folder: it runs programs only once the user says yes
     for server, started in SERVERS.start_all(specs).items():  # at once, each within MCP_TIMEOUT
         if isinstance(started, McpError):

@@ -16,12 +16,17 @@ same claims (tests/test_claims.py checks it).
 
 A chapter's table of the plumbing it leans on is checked the same way: in a row that starts with a
 module, linked to its file (| [`budget`](.../plumbing/budget.py) | `clip` | ...), the names in
-the second column are exactly those the chapter's script imports from that module.
+the second column are exactly those the chapter's script imports from that module. A table that
+lists every script or every exercise is marked so (`<!-- rows: scripts -->`), and its first column
+is checked against the files.
 """
 
 import ast
 import operator
 import re
+
+from scripted import ROOT, SCRIPTS
+from workshop.reference import EXERCISES
 
 CLAIM = re.compile(r"<!-- check: (?P<claim>.+?) -->")
 # A claim on a line of its own goes with its line, so the paragraph around it stays one.
@@ -118,3 +123,45 @@ def check_plumbing_table(markdown: str, script: str, source: str, page: str) -> 
     if wrong:
         raise FalseClaim(f"{page}'s plumbing table is not {script}'s import block: "
                          + "; ".join(wrong))
+
+
+# A table that lists every script or every exercise says so just above itself, in a comment the
+# reader never sees; the build checks its first column against the files, so a seventh script or
+# a ninth exercise cannot be left out of it:
+#
+#     <!-- rows: scripts -->        | `v1_basic.py` | ... one row per script, in order
+#     <!-- rows: exercises -->      | 1 | ...         one row per workshop exercise, 1 to N
+ROWS = re.compile(r"^[ \t]*<!-- rows: (?P<kind>\w+) -->[ \t]*\n(?P<table>(?:\|.*\n?)*)", re.M)
+ROWS_LINE = re.compile(r"^[ \t]*<!-- rows: \w+ -->[ \t]*\n", re.M)
+
+
+def first_cells(table: str) -> list[str]:
+    """The first cell of each row of a Markdown table, below its header and separator."""
+    return [row.split("|")[1].strip() for row in table.splitlines()[2:] if row.startswith("|")]
+
+
+def check_rows(markdown: str, listed: dict[str, list[str]], page: str) -> str:
+    """The page without its row comments, once each marked table's first column is exactly the
+    list its comment names (`listed`: kind -> the cells, in order); a FalseClaim otherwise."""
+    for match in ROWS.finditer(markdown):
+        kind = match["kind"]
+        if kind not in listed:
+            raise FalseClaim(f"{page}: a table claims one row per {kind!r}, which the build does "
+                             f"not list (it lists {', '.join(sorted(listed))})")
+        cells = first_cells(match["table"])
+        if cells != listed[kind]:
+            missing = [cell for cell in listed[kind] if cell not in cells]
+            extra = [cell for cell in cells if cell not in listed[kind]]
+            raise FalseClaim(
+                f"{page}: the table marked `rows: {kind}` lists {', '.join(cells) or 'nothing'}; "
+                f"the files give {', '.join(listed[kind])} (missing: {', '.join(missing) or 'none'}"
+                f"; not there: {', '.join(extra) or 'none'}; else the order differs)"
+            )
+    return ROWS_LINE.sub("", markdown)
+
+
+def listed_rows() -> dict[str, list[str]]:
+    """What a `rows:` table must list, read from the files: the version scripts present, as code,
+    and the workshop's exercises by number."""
+    scripts = [f"`{script}`" for script in SCRIPTS.values() if (ROOT / script).exists()]
+    return {"scripts": scripts, "exercises": [str(number + 1) for number in range(len(EXERCISES))]}

@@ -10,7 +10,8 @@
 - Japanese search splits the katakana compounds the pages use into their words (docsgen/search.py).
 - `{{ name }}` on a page becomes the number docsgen made for it (docsgen/numbers.py); a sentence
   about such a number carries its claim, checked here, and a chapter's table of the plumbing is
-  checked against its script's import block (docsgen/claims.py).
+  checked against its script's import block, and a table marked as listing every script or every
+  exercise against the files (docsgen/claims.py).
 - A code block that shows a section of a script numbers its lines as the file does.
 """
 
@@ -26,7 +27,14 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from docsgen.claims import CLAIM, FalseClaim, check_claims, check_plumbing_table
+from docsgen.claims import (
+    CLAIM,
+    FalseClaim,
+    check_claims,
+    check_plumbing_table,
+    check_rows,
+    listed_rows,
+)
 from docsgen.numbers import fill_in
 from docsgen.search import japanese_separator
 from docsgen.vendor import MERMAID_JS
@@ -75,6 +83,10 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
             check_plumbing_table(markdown, script, source, page.file.src_uri)
         except FalseClaim as error:
             raise PluginError(error.args[0]) from None
+    try:
+        markdown = check_rows(markdown, listed_rows(), page.file.src_uri)
+    except FalseClaim as error:
+        raise PluginError(error.args[0]) from None
     numbers_file = ROOT / ".generated" / "numbers.json"
     if "{{ " not in markdown and "sections/" not in markdown and not CLAIM.search(markdown):
         return markdown

@@ -27,6 +27,9 @@ docsgen/hooks.py puts the number there. No number that comes from the code is ty
     what v4 answers a made-up skill name      {{ v4.unknown_skill_error }}: the tool error of
                                               plumbing/checks.py, for the Skill tool the v4
                                               demo sent (its enum: every skill of the demo)
+    how many scripts and exercises            {{ versions.count }}, {{ workshop.exercises }}: the
+                                              version scripts present, workshop/reference.py's
+                                              EXERCISES
     the diff between two versions             {{ v2.changed_lines }}: the lines of v1 that v2
                                               removes or changes, as tests/test_diff_budget.py
                                               counts them; {{ diff.budget }} is its limit
@@ -39,9 +42,9 @@ import ast
 import difflib
 import itertools
 import json
+import os
 import re
-import subprocess
-import sys
+import tempfile
 from pathlib import Path
 
 from anthropic.types import ToolUseBlock
@@ -52,6 +55,8 @@ from plumbing.checks import ToolError, check_tool_call
 from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
 from scripted.server import CHARACTERS_PER_TOKEN
+from scripted.warm import WarmPython
+from workshop.reference import EXERCISES
 
 PLACEHOLDER = re.compile(r"\{\{ *([^{}]*?) *\}\}")  # any {{ ... }}: an unknown name is an error
 TOKENS = re.compile(
@@ -193,22 +198,20 @@ print(json.dumps({"mcp": figures, "mcp_table": mcp_budget.table(figures)}))
 """
 
 
-def benchmark_figures(program: str = BENCHMARKS) -> dict:
+def benchmark_figures(program: str = BENCHMARKS, python: WarmPython | None = None) -> dict:
     """bench/context_hygiene.py's sizes ("hygiene": the largest main-agent request, inline and
     delegated), bench/caching.py's figures ("caching": a v1 session's input tokens, read
     from the cache and at most) and bench/compaction.py's ("compaction": one long session
     played several ways; "compaction_table": the table it prints), as each gives them with
-    --json. `program` runs from the project's root and prints them as one JSON object."""
-    done = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the benchmarks failed:\n{done.stderr}")
-    return json.loads(done.stdout)
+    --json. `program` runs from the project's root and prints them as one JSON object; python
+    starts it (scripted/warm.py), a new interpreter if None."""
+    with tempfile.TemporaryDirectory(prefix="docsgen-bench-") as folder:
+        printed, errors = Path(folder) / "stdout", Path(folder) / "stderr"
+        run = (python or WarmPython()).run
+        code = run(["-c", program], dict(os.environ), printed, ROOT, 300, errors)
+        if code != 0:
+            raise RuntimeError(f"the benchmarks failed:\n{errors.read_text(encoding='utf-8')}")
+        return json.loads(printed.read_text(encoding="utf-8"))
 
 
 def main_agent_input(transcript: str) -> list[int]:
@@ -408,6 +411,7 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
             numbers[f"{version}.code_lines"] = as_shown(len(code_lines(source)))
             numbers[f"{version}.lesson_code_lines"] = as_shown(lesson_code_lines(source))
     numbers["diff.budget"] = str(constant(ROOT / "tests" / "test_diff_budget.py", "DIFF_BUDGET"))
+    numbers.update(count_numbers())
     present = [version for version, script in SCRIPTS.items() if (ROOT / script).exists()]
     for older, newer in itertools.pairwise(present):
         old = (ROOT / SCRIPTS[older]).read_text(encoding="utf-8")
@@ -439,6 +443,13 @@ def page_numbers(hygiene: dict, transcripts: dict[str, str], caching: dict,
         numbers["v1.demo_second_write"] = f"{cache_writes(transcripts['v1'])[1]:,}"
         numbers["v1.demo_last_read"] = CACHE_READ.findall(transcripts["v1"])[-1]
     return numbers
+
+
+def count_numbers() -> dict[str, str]:
+    """How many version scripts and workshop exercises there are, counted from the files: a
+    sentence that says "six scripts" carries a claim on {{ versions.count }}."""
+    present = [script for script in SCRIPTS.values() if (ROOT / script).exists()]
+    return {"versions.count": str(len(present)), "workshop.exercises": str(len(EXERCISES))}
 
 
 MADE_UP_SKILL = "deploy-to-prod"  # the name v4's chapter shows the model making up

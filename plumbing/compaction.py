@@ -13,6 +13,7 @@ interrupted leaves it exactly as it was.
 import anthropic
 
 from plumbing.replies import add_user_message, copy_history, reply_text
+from plumbing.screen import counted_far_below, input_counted
 from plumbing.setup import bounded, explain_api_error
 
 SUMMARY_TAG = "summary"  # the fresh history's first block: <summary>...</summary>
@@ -25,9 +26,14 @@ class CompactionFailed(Exception):
 def prompt_size(usage) -> int:
     """All the input a request sent, as its `usage` counts it: what it read from the cache, what
     it wrote to the cache, and the rest. `input_tokens` alone is only the rest.
-    https://platform.claude.com/docs/en/build-with-claude/prompt-caching"""
-    return (usage.input_tokens + (usage.cache_read_input_tokens or 0)
-            + (usage.cache_creation_input_tokens or 0))
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+    An endpoint that counted far less than the request held, or sent no count (a gateway's
+    partial count: LiteLLM's OpenAI-format route said 15 for a 168-token prompt), would never
+    let the history reach the threshold: there the size of the request itself is taken, about
+    four characters a token, as the usage line says (plumbing/screen.py)."""
+    if counted_far_below(usage):
+        return usage.sent_estimate
+    return input_counted(usage)
 
 
 def with_question(messages: list, question: str) -> list:

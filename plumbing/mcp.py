@@ -16,13 +16,16 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import hashlib
 import json
 import logging
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,9 +69,11 @@ class ServerSpec:
 
 
 # -- the settings file --
-def read_servers(path: Path) -> tuple[list[ServerSpec], list[str]]:
+def read_servers(path: Path, environ: Mapping[str, str] = os.environ
+                 ) -> tuple[list[ServerSpec], list[str]]:
     """The stdio servers of a file in Claude Code's .mcp.json format, and one line per entry that
-    cannot be used. A file that cannot be read at all raises McpError."""
+    cannot be used. A file that cannot be read at all raises McpError. `${VAR}` and
+    `${VAR:-default}` in a command, an argument or an env value are filled in from `environ`."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -82,11 +87,13 @@ def read_servers(path: Path) -> tuple[list[ServerSpec], list[str]]:
     specs, problems = [], []
     for name, entry in servers.items():
         problem = spec_problem(name, entry)
+        if not problem:
+            fields, problem = expand_fields(entry, environ)
         if problem:
             problems.append(f"mcp server {cut_short(str(name), 40)!r} in {path} skipped: {problem}")
             continue
-        specs.append(ServerSpec(name, entry["command"], list(entry.get("args", [])),
-                                dict(entry.get("env", {})), path.resolve().parent))
+        specs.append(ServerSpec(name, fields["command"], fields["args"], fields["env"],
+                                path.resolve().parent))
     return specs, problems
 
 
@@ -107,6 +114,44 @@ def spec_problem(name: str, entry) -> str:
     if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
         return '"env" must be an object of strings'
     return ""
+
+
+# ${VAR} or ${VAR:-default}, as Claude Code reads them; a bare $VAR is text, as is a lone ${.
+VARIABLE = re.compile(r"\$\{(?P<name>[^}:]+)(?::-(?P<default>[^}]*))?\}")
+
+
+class UnsetVariable(ValueError):
+    """A ${VAR} with no default names a variable that is not set: the message names the field."""
+
+
+def expand_fields(entry: dict, environ: Mapping[str, str]) -> tuple[dict, str]:
+    """An entry's command, args and env with their variables filled in, and "" or what stops it:
+    the first variable that is unset and has no default, with the field that uses it."""
+    try:
+        command = expand(entry["command"], environ, "command")
+        args = [expand(arg, environ, f"args[{n}]") for n, arg in enumerate(entry.get("args", []))]
+        env = {key: expand(value, environ, f"env.{key}")
+               for key, value in entry.get("env", {}).items()}
+    except UnsetVariable as exc:
+        return {}, str(exc)
+    return {"command": command, "args": args, "env": env}, ""
+
+
+def expand(text: str, environ: Mapping[str, str], field_name: str) -> str:
+    """`text` with each ${VAR} and ${VAR:-default} filled in. A variable set to "" is set, as
+    Claude Code has it; one that is unset with no default raises UnsetVariable."""
+
+    def value(match: re.Match) -> str:
+        name = match["name"]
+        if name in environ:
+            return environ[name]
+        if match["default"] is None:
+            with_default = "${" + name + ":-default}"
+            raise UnsetVariable(f'"{field_name}" uses {match[0]}, which is not set and has no '
+                                f"default (set {name}, or write {with_default})")
+        return match["default"]
+
+    return VARIABLE.sub(value, text)
 
 
 def describe(spec: ServerSpec) -> str:
@@ -271,6 +316,12 @@ class McpServers:
         """Start the servers at once; for each, its tools or the error that stopped it."""
         if self.closed:
             raise RuntimeError("these MCP servers were closed")
+        try:  # here, not in the loop: on a slow disk the import takes seconds (20 under Wine)
+            import mcp  # noqa: F401 - that no server's MCP_TIMEOUT counts, nor blocks the loop
+        except ImportError as exc:
+            return {spec.name: McpError(f"mcp server {spec.name!r} not started: the MCP SDK is "
+                                        f"missing ({exc}); pip install -r requirements.txt")
+                    for spec in specs}
         if self.loop is None:
             self.loop = asyncio.new_event_loop()
             self.thread = threading.Thread(target=self.loop.run_forever, name="mcp", daemon=True)
@@ -354,10 +405,13 @@ class McpServers:
         from mcp import ClientSession, StdioServerParameters, stdio_client  # see the docstring
 
         spec = connection.spec
-        params = StdioServerParameters(command=spec.command, args=spec.args,
-                                       env=server_environment(spec.env), cwd=spec.cwd)
-        before = child_pids()
+        env = server_environment(spec.env)
+        # Found on the server's PATH here: on Windows the SDK looks on the agent's, and then
+        # CreateProcess looks first beside the agent's interpreter (a venv's base Python).
+        command = shutil.which(spec.command, path=env["PATH"]) or spec.command
+        params = StdioServerParameters(command=command, args=spec.args, env=env, cwd=spec.cwd)
         try:
+            before = child_pids()
             with open(connection.stderr, "w", encoding="utf-8") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     connection.processes = [psutil.Process(pid) for pid in child_pids() - before]
@@ -489,11 +543,20 @@ def kill_left_over(processes: list) -> None:
 
 
 # -- trusting a work folder's .mcp.json --
-def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str) -> bool:
+def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str,
+                remembered: str = "off") -> bool:
     """Ask before running the programs a work folder's .mcp.json names, as Claude Code does: the
-    file came with the folder, not from the user. With no terminal to ask on, the answer is no."""
+    file came with the folder, not from the user. A yes is remembered in the file `remembered`
+    names ("off": nowhere), outside the work folder, for this file and these programs: the same
+    file is not asked about again, a changed one is. With no terminal to ask on, the answer is no
+    (unless it was yes before)."""
     if not specs:
         return False
+    store = None if remembered == "off" else Path(remembered).expanduser()
+    fingerprint = trust_fingerprint(path, specs)
+    if store and trusted_before(store, path, fingerprint, screen):
+        screen.note(f"{path}: trusted before, unchanged since (remembered in {store})")
+        return True
     if not sys.stdin.isatty():
         screen.alert(f"{path} names MCP servers ({', '.join(spec.name for spec in specs)}) but "
                      f"was not used: no terminal to ask whether to trust it; {trust_flag} does")
@@ -506,6 +569,52 @@ def user_trusts(path: Path, specs: list[ServerSpec], screen, trust_flag: str) ->
     except EOFError:
         answer = ""
     if answer.strip().lower() in ("y", "yes"):
+        if store:
+            remember_trust(store, path, fingerprint, screen)
         return True
     screen.note(f"{path} not used; {trust_flag} uses it without asking")
     return False
+
+
+def trust_fingerprint(path: Path, specs: list[ServerSpec]) -> str:
+    """A hash of the file and of the programs it starts, as they would run (its ${VAR}s filled
+    in): a change to either asks again."""
+    digest = hashlib.sha256(path.read_bytes())
+    for spec in specs:
+        digest.update(json.dumps([spec.name, spec.command, spec.args, spec.env]).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def trusted_before(store: Path, path: Path, fingerprint: str, screen) -> bool:
+    """Whether `store` remembers a yes for this file with this fingerprint."""
+    return read_trusted(store, screen).get(str(path.resolve())) == fingerprint
+
+
+def read_trusted(store: Path, screen) -> dict[str, str]:
+    """The remembered answers: file -> fingerprint. A store that cannot be read is one line, and
+    remembers nothing."""
+    if not store.exists():
+        return {}
+    try:
+        trusted = json.loads(store.read_text(encoding="utf-8"))["trusted"]
+        if not isinstance(trusted, dict):
+            raise TypeError("'trusted' is not an object")
+        return trusted
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        screen.note(f"{store} cannot be read ({type(exc).__name__}: {exc}): no earlier yes to a "
+                    ".mcp.json is used")
+        return {}
+
+
+def remember_trust(store: Path, path: Path, fingerprint: str, screen) -> None:
+    """Remember a yes for this file and fingerprint (one per file: a changed file replaces it)."""
+    trusted = read_trusted(store, screen)
+    trusted[str(path.resolve())] = fingerprint
+    partial = store.with_name(store.name + ".partial")
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps({"trusted": trusted}, indent=1), encoding="utf-8")
+        os.replace(partial, store)  # whole or not at all: another session may read it
+    except OSError as exc:
+        screen.note(f"could not remember the answer in {store} ({exc.strerror}): it is asked again "
+                    "next time")

@@ -119,12 +119,23 @@ def usage_line(usage: anthropic.types.Usage) -> str:
         notes.append("no cache figures: the endpoint sent none")
     else:
         figures += [f"cache write {reported(written)}", f"cache read {reported(read)}"]
-    counted = (usage.input_tokens or 0) + (written or 0) + (read or 0)
-    sent = getattr(usage, "sent_estimate", 0)
-    if usage.input_tokens is not None and counted * FAR_BELOW < sent:
+    counted, sent = input_counted(usage), getattr(usage, "sent_estimate", 0)
+    if usage.input_tokens is not None and counted_far_below(usage):
         notes.append(f"the endpoint counted {counted:,} input tokens of about {sent:,} sent: a "
                      "partial count, or part of the request never reached the model")
     return "; ".join([f"tokens: {', '.join(figures)}", *notes])
+
+
+def input_counted(usage: anthropic.types.Usage) -> int:
+    """All the input the endpoint counted: the rest, the cache's reads and its writes. A figure
+    it did not send (None) counts nothing."""
+    return ((usage.input_tokens or 0) + (usage.cache_creation_input_tokens or 0)
+            + (usage.cache_read_input_tokens or 0))
+
+
+def counted_far_below(usage: anthropic.types.Usage) -> bool:
+    """The endpoint counted far less input than the request held (or none at all)."""
+    return input_counted(usage) * FAR_BELOW < getattr(usage, "sent_estimate", 0)
 
 
 def reported(count: int | None) -> str:

@@ -10,10 +10,6 @@ is replayed from tests/recordings/real/ in test_real_stack.py.
 from __future__ import annotations
 
 import json
-import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import anthropic
 import pytest
@@ -24,34 +20,14 @@ from scripted.endpoints import ENDPOINTS
 from scripted.models import MODELS
 from scripted.rules import model_errors, validate_request
 from tests.agents import BASH_TOOL, once
-
-START = {"type": "message_start", "message": {
-    "id": "msg_1", "type": "message", "role": "assistant", "model": "smollm2", "content": [],
-    "stop_reason": None, "stop_sequence": None,
-    "usage": {"input_tokens": 0, "output_tokens": 0}}}
-STOP = {"type": "message_stop"}
-
-
-def delta(stop_reason: str | None, **usage) -> dict:
-    return {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": 0, **usage}}
-
-
-def text_block(text: str) -> list[dict]:
-    return [{"type": "content_block_start", "index": 0,
-             "content_block": {"type": "text", "text": ""}},
-            {"type": "content_block_delta", "index": 0,
-             "delta": {"type": "text_delta", "text": text}},
-            {"type": "content_block_stop", "index": 0}]
-
-
-def tool_block(partial_json: str) -> list[dict]:
-    return [{"type": "content_block_start", "index": 0, "content_block": {
-                "type": "tool_use", "id": "call_1", "name": "bash", "input": {}}},
-            {"type": "content_block_delta", "index": 0,
-             "delta": {"type": "input_json_delta", "partial_json": partial_json}},
-            {"type": "content_block_stop", "index": 0}]
-
+from tests.canned import (
+    START,
+    STOP,
+    canned_endpoint,  # noqa: F401 (the fixture `canned`)
+    delta,
+    text_block,
+    tool_block,
+)
 
 GOOD = [START, *text_block("Hello."), delta("end_turn", input_tokens=900), STOP]
 # What came back, one stream each; all after HTTP 200.
@@ -65,47 +41,6 @@ BROKEN = {
                             "a stream the SDK cannot read (ValueError: Unable to parse tool "
                             "parameter JSON"),
 }
-
-
-class Canned:
-    """An endpoint that answers each POST with the next stream of `replies`, byte for byte, and
-    keeps each request body."""
-
-    def __init__(self) -> None:
-        self.replies: list[list[dict]] = []
-        self.requests: list[dict] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["content-length"]))
-                owner.requests.append(json.loads(body))
-                events = owner.replies.pop(0)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for event in events:
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
-                                     .encode())
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.host = f"127.0.0.1:{self.httpd.server_address[1]}"
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def canned():
-    server = Canned()
-    yield server
-    server.stop()
 
 
 REQUEST = {"model": "smollm2", "max_tokens": 100, "tools": [BASH_TOOL],
@@ -258,84 +193,6 @@ def test_every_endpoint_row_takes_tool_choice_auto_with_the_tools(scripted_api, 
     assert scripted_api.requests[0].body["tool_choice"] == {"type": "auto"}
     assert scripted_api.violations == [] and scripted_api.problems == []
     assert endpoint.tool_choice in (None, "passed", "ignored")
-
-
-# -- what a real local stack sent (tests/recordings/real/, made by scripted/live_local.py) --
-
-REAL = Path(__file__).resolve().parent / "recordings" / "real"
-
-
-def recorded(name: str) -> tuple[dict, list[dict], list[list[dict]]]:
-    """A recording's header, its requests, and the events of each reply, as they came."""
-    lines = [json.loads(line) for line in (REAL / f"{name}.jsonl").read_text(
-        encoding="utf-8").splitlines()]
-    requests = [line["body"] for line in lines if line["kind"] == "request"]
-    replies: list[list[dict]] = [[] for _ in requests]
-    for line in lines:
-        if line["kind"] == "event":
-            replies[line["exchange"] - 1].append(line["data"])
-    return lines[0], requests, replies
-
-
-def replayed_through(canned: Canned, make_agent, name: str) -> int:
-    """The current script, one turn, answered with the replies the real stack sent."""
-    header, _, replies = recorded(name)
-    canned.replies += replies
-    agent = make_agent(ANTHROPIC_BASE_URL=f"http://{canned.host}", **header["settings"])
-    return agent.run_turn([], header["task"])
-
-
-@pytest.mark.parametrize(("version", "name"), [("v1", "v1_litellm_llama_server"),
-                                               ("v5", "v5_litellm_llama_server")])
-def test_a_small_model_behind_litellm_answered_in_prose_and_the_line_says_the_count_is_partial(
-    canned, make_agent, capsys, version, name
-):
-    header, requests, replies = recorded(name)
-    assert "LiteLLM's proxy (OpenAI-format route)" in header["upstream"]
-    # the tools and the automatic choice went out with every request...
-    assert all(request["tool_choice"] == {"type": "auto"} and request["tools"]
-               for request in requests)
-    # ...and the model never called one: every block it sent is text
-    blocks = [event["content_block"]["type"] for reply in replies for event in reply
-              if event["type"] == "content_block_start"]
-    assert blocks and set(blocks) == {"text"}
-    assert replayed_through(canned, make_agent, name) == 0
-    out = capsys.readouterr().out
-    assert "> bash" not in out and "> write_file" not in out
-    [usage] = [line for line in out.splitlines() if line.startswith("  [tokens: ")]
-    counted, sent = re.search(r"the endpoint counted ([\d,]+) input tokens of about ([\d,]+) "
-                              r"sent: a partial count, or part of the request never reached "
-                              r"the model\]$", usage).groups()
-    assert int(counted.replace(",", "")) * 2 < int(sent.replace(",", ""))
-
-
-@once("v1")
-def test_llama_servers_own_messages_route_reports_cache_reads_and_no_cache_writes(
-    canned, make_agent, capsys
-):
-    _, _, replies = recorded("v1_llama_server_messages")
-    start = replies[0][0]["message"]["usage"]
-    assert "cache_creation_input_tokens" not in start  # what the server sent...
-    assert replayed_through(canned, make_agent, "v1_llama_server_messages") == 0
-    [usage] = [line for line in capsys.readouterr().out.splitlines()
-               if line.startswith("  [tokens: ")]
-    assert ", cache write not reported, cache read " in usage  # ...is not shown as 0
-
-
-@once("v1")
-def test_litellm_ends_a_reply_its_backend_dropped_as_if_it_were_complete(
-    canned, make_agent, capsys
-):
-    """The docs page says so: the backend stopped while it streamed, and LiteLLM still sent
-    end_turn and message_stop. Nothing in the stream tells a cut reply from a whole one, so
-    the turn ends as a success: only the gateway's log says why."""
-    header, _, [reply] = recorded("v1_litellm_backend_stops")
-    assert header["upstream"].endswith(", stopped while it answered")
-    kinds = [event["type"] for event in reply]
-    assert kinds[-2:] == ["message_delta", "message_stop"]
-    assert reply[-2]["delta"]["stop_reason"] == "end_turn"
-    assert replayed_through(canned, make_agent, "v1_litellm_backend_stops") == 0
-    assert capsys.readouterr().err == ""
 
 
 @once("v1")

@@ -16,15 +16,18 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from docsgen.claims import (
+    ROWS,
     FalseClaim,
     check_claims,
     check_plumbing_table,
+    check_rows,
     claims_of,
+    listed_rows,
     plumbing_imports,
 )
 from docsgen.generated import NUMBERS
 from docsgen.hooks import on_page_markdown
-from docsgen.numbers import unknown_skill_error
+from docsgen.numbers import count_numbers, unknown_skill_error
 from scripted import ROOT, SCRIPTS
 
 PAGES = sorted(path.name for path in (ROOT / "docs_en").glob("*.md"))
@@ -130,6 +133,58 @@ def test_a_plumbing_table_that_drifts_from_the_import_block_stops_the_build():
     check_plumbing_table("no table here", "v9.py", SOURCE, "v9.md")  # a page without one
 
 
+# -- how many scripts and exercises: the sentences' counts and the tables that list them all --
+
+
+def test_the_counts_of_scripts_and_exercises_come_from_the_files():
+    assert count_numbers() == {"versions.count": str(len(SCRIPTS)), "workshop.exercises": "8"}
+    assert listed_rows()["scripts"][-1] == "`v6_mcp.py`"
+    assert listed_rows()["exercises"] == ["1", "2", "3", "4", "5", "6", "7", "8"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_every_count_of_scripts_or_exercises_a_page_states_holds(language, page):
+    """Without a build: the claims on these two figures, and every table marked as listing all."""
+    text = page_text(language, page)
+    for claim in claims_of(text):
+        if claim.split()[0] in count_numbers():
+            check_claims(f"<!-- check: {claim} -->", count_numbers(), page)
+    check_rows(text, listed_rows(), page)
+
+
+def test_the_pages_that_list_every_script_or_exercise_say_so_in_both_languages():
+    for language in LANGUAGES:
+        marked = {page: [match["kind"] for match in ROWS.finditer(page_text(language, page))]
+                  for page in ("index.md", "workshop.md")}
+        assert marked == {"index.md": ["scripts"], "workshop.md": ["exercises", "exercises"]}
+        assert "versions.count == 6" in claims_of(page_text(language, "index.md"))
+
+
+MARKED = """\
+Before.
+<!-- rows: exercises -->
+| # | Base |
+| --- | --- |
+| 1 | `v1_basic.py` |
+| 3 | `v2_planning.py` |
+
+After.
+"""
+
+
+def test_a_table_marked_as_listing_every_exercise_stops_the_build_when_one_is_missing():
+    with pytest.raises(FalseClaim) as raised:
+        check_rows(MARKED, {"exercises": ["1", "2", "3"]}, "w.md")
+    assert str(raised.value) == (
+        "w.md: the table marked `rows: exercises` lists 1, 3; the files give 1, 2, 3 (missing: 2; "
+        "not there: none; else the order differs)")
+    shown = check_rows(MARKED, {"exercises": ["1", "3"]}, "w.md")
+    assert shown == MARKED.replace("<!-- rows: exercises -->\n", "")
+    with pytest.raises(FalseClaim, match="one row per 'scripts', which the build does not list"):
+        check_rows(MARKED.replace("exercises", "scripts"), {"exercises": ["1", "3"]}, "w.md")
+
+
 # -- facts a page states about the scripts' output --
 
 
@@ -170,3 +225,9 @@ def test_the_build_stops_on_a_false_claim_and_on_a_drifted_plumbing_table(built_
         on_page_markdown(drifted, page("v1.md"), config, Files([]))
     shown = on_page_markdown(page_text("en", "v1.md"), page("v1.md"), config, Files([]))
     assert "<!-- check:" not in shown and "{{ " not in shown
+    without_v6 = "".join(line for line in page_text("en", "index.md").splitlines(keepends=True)
+                         if not line.startswith("| `v6_mcp.py`"))
+    with pytest.raises(PluginError, match="index.md: the table marked `rows: scripts` lists"):
+        on_page_markdown(without_v6, page("index.md"), config, Files([]))
+    shown = on_page_markdown(page_text("en", "index.md"), page("index.md"), config, Files([]))
+    assert "<!-- rows:" not in shown

@@ -21,7 +21,14 @@ import pytest
 
 from mcp_servers.docs_search import answer as docs_answer
 from mcp_servers.docs_search import answer_sizes
-from plumbing.mcp import McpServers, ServerSpec, result_content
+from plumbing.mcp import (
+    McpServers,
+    ServerSpec,
+    read_servers,
+    remember_trust,
+    result_content,
+    trust_fingerprint,
+)
 from tests.agents import (
     ROOT,
     SCRIPTS,
@@ -156,7 +163,8 @@ def git_server(tmp_path_factory):
     """mcp-server-git, and a repository with one commit and a large change not yet staged."""
     repo = tmp_path_factory.mktemp("repo")
     git_repository_with_one_commit(repo)
-    (repo / "a.txt").write_text("".join(f"changed line {n}\n" for n in range(5000)))
+    # bytes, so that the diff is the same on every OS (write_text writes \r\n on Windows)
+    (repo / "a.txt").write_bytes(b"".join(b"changed line %d\n" % n for n in range(5000)))
     servers = McpServers(60, 60)
     started = servers.start_all([ServerSpec("git", sys.executable, ["-m", "mcp_server_git"], {},
                                             repo)])
@@ -389,13 +397,19 @@ def test_a_settings_file_that_cannot_be_read_is_one_line(v6, tmp_path, capsys, t
     assert said.startswith(f"[{tmp_path / 'servers.json'} ") and line in said
 
 
-def test_entries_that_cannot_be_used_are_named_and_the_rest_start(v6, tmp_path, capsys):
+def test_entries_that_cannot_be_used_are_named_and_the_rest_start(
+    v6, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.delenv("V6_UNSET_TOKEN", raising=False)
+    monkeypatch.setenv("V6_FIXTURE", str(MISBEHAVING))
     path = tmp_path / "servers.json"
     path.write_text(json.dumps({"mcpServers": {
         "web": {"type": "http", "url": "https://example.com/mcp"},
         "bad name": {"command": "x"},
         "nocommand": {"args": ["x"]},
-        "mis": {"command": sys.executable, "args": [str(MISBEHAVING)]}}}))
+        "keyless": {"command": sys.executable, "args": [str(MISBEHAVING)],
+                    "env": {"TOKEN": "${V6_UNSET_TOKEN}"}},
+        "mis": {"command": sys.executable, "args": ["${V6_FIXTURE}"]}}}))
     agent = v6()
     agent.start_mcp_servers(path, False)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
@@ -405,8 +419,109 @@ def test_entries_that_cannot_be_used_are_named_and_the_rest_start(v6, tmp_path, 
         f"[mcp server 'bad name' in {path} skipped: its name must be 1-40 letters, digits, _ or "
         "- (it becomes part of tool names)]",
         f"[mcp server 'nocommand' in {path} skipped: it has no \"command\" (the program that "
-        "runs the server)]"]
+        "runs the server)]",
+        f"[mcp server 'keyless' in {path} skipped: \"env.TOKEN\" uses ${{V6_UNSET_TOKEN}}, which "
+        "is not set and has no default (set V6_UNSET_TOKEN, or write ${V6_UNSET_TOKEN:-default})]"]
+    assert "mcp__mis__echo" in agent.MCP_TOOLS  # its args came from ${V6_FIXTURE}
+    assert not [name for name in agent.MCP_TOOLS if name.startswith("mcp__keyless__")]
+
+
+# ${VAR} and ${VAR:-default} in .mcp.json, as Claude Code reads them: in command, args and env
+ENVIRON = {"TOKEN": "s3cret", "EMPTY": "", "TOOLS": "/opt/tools"}
+
+
+def servers_of(tmp_path: Path, entries: dict) -> tuple[list[ServerSpec], list[str]]:
+    path = tmp_path / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    return read_servers(path, ENVIRON)
+
+
+def test_a_set_variable_is_filled_in_in_command_args_and_env(version, tmp_path):
+    (spec,), problems = servers_of(tmp_path, {"docs": {
+        "command": "${TOOLS}/python", "args": ["--token=${TOKEN}", "${TOKEN}${TOKEN}"],
+        "env": {"API_KEY": "${TOKEN}", "BLANK": "${EMPTY}"}}})
+    assert problems == []
+    assert spec.command == "/opt/tools/python"
+    assert spec.args == ["--token=s3cret", "s3crets3cret"]
+    assert spec.env == {"API_KEY": "s3cret", "BLANK": ""}
+
+
+def test_an_unset_variable_takes_its_default_and_a_blank_one_stays_blank(version, tmp_path):
+    (spec,), _ = servers_of(tmp_path, {"docs": {
+        "command": "${NO_SUCH_PYTHON:-python3}", "args": ["${NO_SUCH_MODE:-summary}",
+                                                        "${NO_SUCH_DIR:-}", "${EMPTY:-full}"],
+        "env": {"URL": "${NO_SUCH_URL:-http://localhost:8000/a?b=c}"}}})
+    assert spec.command == "python3"
+    assert spec.args == ["summary", "", ""]  # EMPTY is set, to "": Claude Code keeps it
+    assert spec.env == {"URL": "http://localhost:8000/a?b=c"}
+
+
+@pytest.mark.parametrize(("entry", "field", "name"), [
+    ({"command": "${NO_SUCH_PYTHON}"}, "command", "NO_SUCH_PYTHON"),
+    ({"command": "python3", "args": ["a", "--key=${NO_SUCH_KEY}"]}, "args[1]", "NO_SUCH_KEY"),
+    ({"command": "python3", "env": {"KEY": "${TOKEN}", "OTHER": "${NO_SUCH_ID}"}}, "env.OTHER",
+     "NO_SUCH_ID"),
+])
+def test_an_unset_variable_without_a_default_skips_its_server_naming_field_and_variable(
+    version, tmp_path, entry, field, name
+):
+    specs, problems = servers_of(tmp_path, {"broken": entry, "fine": {"command": "python3"}})
+    assert [spec.name for spec in specs] == ["fine"]
+    assert problems == [
+        f"mcp server 'broken' in {tmp_path / '.mcp.json'} skipped: \"{field}\" uses ${{{name}}}, "
+        f"which is not set and has no default (set {name}, or write ${{{name}:-default}})"]
+
+
+def test_a_dollar_that_is_no_variable_is_left_as_it_is(version, tmp_path):
+    text = ["$TOKEN", "costs $5", "${", "${}", "${TOKEN", "${TOKEN:default}", "$$", "a}b"]
+    (spec,), problems = servers_of(tmp_path, {"docs": {"command": "python3", "args": text,
+                                                       "env": {"PS1": "$ "}}})
+    assert problems == []
+    assert spec.args == text and spec.env == {"PS1": "$ "}
+
+
+# -- a yes to a work folder's .mcp.json is remembered, for that file as it is --
+def say_yes_to(store: Path, config: Path, agent) -> None:
+    """What a yes at the terminal stores (the pty test below sees the question asked)."""
+    specs, _ = read_servers(config)
+    remember_trust(store, config, trust_fingerprint(config, specs), agent.SCREEN)
+
+
+def test_a_remembered_yes_starts_the_same_file_without_asking_and_a_changed_one_asks_again(
+    version, v6, tmp_path, capsys, monkeypatch
+):
+    work, store = tmp_path / "work", tmp_path / "home" / ".agent_mcp_trusted.json"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    config = write_config(work, {"mis": [str(MISBEHAVING)]})
+    say_yes_to(store, config, v6(MCP_TRUSTED=str(store)))
+    agent = v6(MCP_TRUSTED=str(store))
+    agent.start_mcp_servers(None, False)  # no terminal here: only the remembered yes can start it
     assert "mcp__mis__echo" in agent.MCP_TOOLS
+    assert f"[{config}: trusted before, unchanged since (remembered in {store})]" in (
+        capsys.readouterr().out)
+    write_config(work, {"mis": [str(MISBEHAVING), "--stubborn", "x"]})  # now it runs another
+    changed = v6(MCP_TRUSTED=str(store))
+    changed.start_mcp_servers(None, False)
+    assert changed.MCP_TOOLS == {}
+    assert "was not used: no terminal to ask whether to trust it" in capsys.readouterr().err
+
+
+def test_a_store_that_cannot_be_read_is_one_line_and_trusts_nothing(
+    version, v6, tmp_path, capsys, monkeypatch
+):
+    store = tmp_path / "trusted.json"
+    store.write_bytes(b"{not json")
+    monkeypatch.chdir(tmp_path)
+    write_config(tmp_path, {"mis": [str(MISBEHAVING)]})
+    agent = v6(MCP_TRUSTED=str(store))
+    agent.start_mcp_servers(None, False)
+    shown = capsys.readouterr()
+    said = [line for line in (shown.out + shown.err).splitlines() if line.strip()]
+    assert said[0] == (f"[{store} cannot be read (JSONDecodeError: Expecting property name "
+                       "enclosed in double quotes: line 1 column 2 (char 1)): no earlier yes to "
+                       "a .mcp.json is used]")
+    assert "no terminal to ask" in said[1] and agent.MCP_TOOLS == {}
 
 
 # -- no server outlives the agent --
@@ -453,8 +568,10 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
     the branch a run without a terminal takes too, tested above."""
     pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
     write_config(tmp_path, {"mis": [str(MISBEHAVING)]})
+    store = tmp_path / "elsewhere" / "trusted.json"
     env = {**os.environ, "TERM": "xterm", "NO_COLOR": "1", "PROMPT_TOOLKIT_NO_CPR": "1",
-           "HOME": str(tmp_path), "AGENT_HISTORY": str(tmp_path / "history")}
+           "HOME": str(tmp_path), "AGENT_HISTORY": str(tmp_path / "history"),
+           "MCP_TRUSTED": str(store)}
     child = pexpect.spawn(sys.executable, [str(ROOT / SCRIPTS[version]), "--workdir",
                                            str(tmp_path)],
                           env=env, encoding="utf-8", timeout=90, dimensions=(24, 200))
@@ -469,6 +586,11 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    # the yes is remembered for this file as it is (the test above: the next session starts it)
+    config = tmp_path / ".mcp.json"
+    specs, _ = read_servers(config)
+    assert json.loads(store.read_text(encoding="utf-8")) == {
+        "trusted": {str(config.resolve()): trust_fingerprint(config, specs)}}
 
 
 # -- the pieces, once: what each kind of content becomes, and the shipped server's figures --
