@@ -15,7 +15,7 @@ import pytest
 from plumbing.model import BadReply, RequestOptions, read_api_error, stream_reply
 from plumbing.screen import Screen
 from tests.agents import BASH_TOOL
-from tests.test_bad_replies import START, STOP, delta, text_block, tool_block
+from tests.canned import START, STOP, delta, text_block, tool_block
 
 MODEL = "claude-sonnet-5-5"
 SYSTEM = [{"type": "text", "text": "You are a careful agent."},
