@@ -119,7 +119,7 @@ class Endpoint:
         self.httpd.server_close()
 
 
-def api_error(status: int, body: dict) -> anthropic.APIStatusError:
+def api_error(status: int, body: dict | str) -> anthropic.APIStatusError:
     """The error the SDK raises for an endpoint that answers `status` with `body`."""
     with Endpoint(status, json.dumps(body).encode(), "application/json") as endpoint:
         with pytest.raises(anthropic.APIStatusError) as raised:
@@ -195,6 +195,7 @@ def test_an_error_body_in_any_other_shape_is_said_as_it_came():
             endpoint.client.messages.create(model=MODEL, max_tokens=10,
                                             messages=REQUEST["messages"])
     assert str(read_api_error(raised.value)) == "Bad gateway: upstream timed out"
+    assert str(read_api_error(api_error(503, "Service overloaded"))) == "Service overloaded"
     assert str(read_api_error(api_error(400, {"message": "bad max_tokens"}))) == "bad max_tokens"
     litellm = {"error": {"message": "no such model", "type": "None", "param": "null"}}
     error = read_api_error(api_error(400, litellm))
@@ -270,3 +271,44 @@ def test_a_tool_call_that_ended_normally_is_not_asked_again(scripted_api, client
     scripted_api.play({"turns": [{"tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}]})
     response = stream_reply(client, REQUEST, RequestOptions(screen), screen)
     assert (response.stop_reason, len(scripted_api.requests)) == ("tool_use", 1)
+
+
+def test_thinking_before_a_tool_call_shows_its_last_line_before_the_call(
+    scripted_api, client, screen, capsys
+):
+    """No text follows to end the thinking: the end of its block shows the line still open."""
+    scripted_api.play({"turns": [{"thinking": "First a plan.\nThen the call.",
+                                  "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}]})
+    stream_reply(client, REQUEST, RequestOptions(screen), screen)
+    assert capsys.readouterr().out == "  ┊ First a plan.\n  ┊ Then the call.\n"
+
+
+def test_a_reply_without_a_stop_reason_is_said_in_one_whole_line():
+    said, host = bad_reply([START, *text_block("Hi."), delta(None), STOP])
+    assert said == (
+        f"the endpoint at {host} sent a reply without a stop reason: the endpoint, or the server "
+        "behind it, is the likely cause, not the model; its log says why: try again, or another "
+        "MODEL_ID or ANTHROPIC_BASE_URL")
+
+
+def test_a_request_without_tools_after_tool_choice_was_refused_goes_without_either(
+    scripted_api, client, screen
+):
+    refusal = {"status": 400, "message": "tool_choice: Extra inputs are not permitted"}
+    scripted_api.play({"turns": [{"error": refusal}, {"text": "One."}, {"text": "Two."}]})
+    options = RequestOptions(screen)
+    stream_reply(client, REQUEST, options, screen)
+    no_tools = {key: value for key, value in REQUEST.items() if key != "tools"}
+    assert stream_reply(client, no_tools, options, screen).content[0].text == "Two."
+    assert "tool_choice" not in scripted_api.requests[-1].body
+
+
+def test_each_retry_of_a_broken_stream_says_which_attempt_of_how_many(
+    scripted_api, client, screen, capsys
+):
+    broken = {"text": "Half", "error": {"status": 529, "midstream": True}}
+    scripted_api.play({"turns": [broken, broken, {"text": "Whole."}]})
+    response = stream_reply(client, REQUEST, RequestOptions(screen), screen)
+    assert response.content[0].text == "Whole."
+    alerts = [line for line in capsys.readouterr().err.splitlines() if "retrying" in line]
+    assert [line.split("; ")[-1] for line in alerts] == ["attempt 2 of 3]", "attempt 3 of 3]"]
