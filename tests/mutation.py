@@ -259,7 +259,8 @@ TARGETS = {
     },
     "platforms": {
         "files": ["plumbing/platforms.py"],
-        "tests": ["tests/test_plumbing_platforms.py", "tests/test_plumbing_files.py"],
+        "tests": ["tests/test_plumbing_platforms.py", "tests/test_mutants_platforms.py",
+                  "tests/test_plumbing_files.py"],
     },
     "mcp": {
         "files": ["plumbing/mcp.py"],
