@@ -7,6 +7,7 @@ import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,34 @@ def test_a_word_is_quoted_for_a_posix_shell_as_shlex_does(name):
     word = "it's $HOME; rm -rf *"
     quoted = Shell(name, "/bin/" + name).quoted(word)
     assert quoted == shlex.quote(word) and shlex.split(quoted) == [word]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a POSIX shell")
+def test_linux_and_macos_run_commands_with_bash_where_there_is_one_else_sh(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert posix_shell() == Shell("sh", "/bin/sh")
+    bash = tmp_path / "bash"
+    bash.write_text("#!/bin/sh\n")
+    bash.chmod(0o755)
+    assert posix_shell() == Shell("bash", str(bash))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="makes a folder named C:\\Program Files")
+@pytest.mark.parametrize("program_files", ["set", "unset"])
+def test_windows_finds_git_bash_in_program_files_without_git_on_the_path(
+    tmp_path, monkeypatch, program_files
+):
+    """Where ProgramFiles is unset, Windows' default C:\\Program Files: here a folder of that
+    name in the current folder stands for it."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "Programs"
+    if program_files == "set":
+        monkeypatch.setenv("ProgramFiles", str(folder))
+    else:
+        monkeypatch.delenv("ProgramFiles", raising=False)
+        folder = Path(r"C:\Program Files")
+    (tmp_path / folder / "Git" / "bin").mkdir(parents=True)
+    (tmp_path / folder / "Git" / "bin" / "bash.exe").write_bytes(b"")
+    assert windows_shell() == Shell("bash", str(folder / "Git" / "bin" / "bash.exe"))
