@@ -294,9 +294,10 @@ def reply_fault(response: anthropic.types.Message, seen: set, request: dict) -> 
 
 
 def nothing_in(response: anthropic.types.Message) -> bool:
-    """No block, or only text blocks with no text: LiteLLM's OpenAI-format route sends one empty
-    text block when the server behind it failed after its 200 (tests/recordings/real/)."""
-    return all(block.type == "text" and not block.text.strip() for block in response.content)
+    """No block, or only text blocks with not one character: LiteLLM's OpenAI-format route sends
+    one empty text block when the server behind it failed after its 200 (tests/recordings/real/).
+    A reply of blank text is the model's own: the loop keeps nothing of it and goes on."""
+    return all(block.type == "text" and block.text == "" for block in response.content)
 
 
 NORMAL_END = ["end_turn", "stop_sequence"]
