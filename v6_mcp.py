@@ -690,9 +690,9 @@ def compact_by_hand(messages: list) -> int:
 
 # -- mcp -- MCP servers: tools from other programs, each answer held to the budget
 MCP_FILE = ".mcp.json"  # Claude Code's project file: {"mcpServers": {name: {command, args, env}}}
+# Where a yes to a work folder's .mcp.json is remembered: the home folder, not the work folder
+MCP_TRUSTED = os.environ.get("MCP_TRUSTED", "~/.agent_mcp_trusted.json")  # "off": nowhere
 MCP_TIMEOUT = float(os.environ.get("MCP_TIMEOUT", 30))  # seconds for a server to start
-# Where a yes to a work folder's .mcp.json is remembered, outside every work folder ("off": nowhere)
-MCP_TRUSTED = os.environ.get("MCP_TRUSTED", "~/.agent_mcp_trusted.json")
 MCP_TOOL_TIMEOUT = float(os.environ.get("MCP_TOOL_TIMEOUT", 120))  # seconds for one call
 # Characters of one result, as TOOL_RESULT_BUDGET for the built-in tools. Not tokens: counting
 # them would cost a request per result, and several endpoints (Ollama) have no count_tokens.

@@ -39,10 +39,17 @@ from docsgen.changes import card_files, served_tools, what_changed
 from docsgen.charts import chart_files
 from docsgen.endpoints import endpoint_files, endpoint_numbers
 from docsgen.hood import MAIN_TRACK, hide_folder, hood_files, load_recording
-from docsgen.numbers import MCP_BENCHMARK, benchmark_figures, page_numbers, unknown_skill_error
+from docsgen.numbers import (
+    BENCHMARKS,
+    MCP_BENCHMARK,
+    benchmark_figures,
+    page_numbers,
+    unknown_skill_error,
+)
 from scripted import ROOT
 from scripted import SCRIPTS as VERSIONS
 from scripted.demo import SCENARIOS, run_demo
+from scripted.warm import WarmPython
 
 GENERATED = ROOT / ".generated"
 NUMBERS = GENERATED / "numbers.json"  # what the pages quote as {{ name }}: docsgen/numbers.py
@@ -119,16 +126,19 @@ def diff_path(old: str, new: str) -> Path:
 # -- transcripts of the offline demo -------------------------------------------
 
 
-def demo_transcript(version: str, record: Path | None = None) -> str:
+def demo_transcript(version: str, record: Path | None = None,
+                    python: WarmPython | None = None) -> str:
     """Run the offline demo and return what a terminal would show, command line included, made
     the same on every build (see steady). With record, the demo also saves there every request
     it got and the reply (for docsgen/hood.py). The demo runs here, in a thread (a Python process
-    for each only imported the scripted server again); its script runs as a process, as always."""
+    for each only imported the scripted server again); its script runs as a process, as always,
+    started by python (scripted/warm.py), a new interpreter if None."""
     with tempfile.TemporaryDirectory(prefix=f"agent-demo-{version}-") as workdir:
         with tempfile.TemporaryDirectory(prefix=f"docsgen-demo-{version}-") as folder:
             shown = Path(folder) / "shown.txt"
             with open(shown, "a", encoding="utf-8", newline="") as output:
-                code = run_demo(version, Path(workdir), record, output=output, timeout=300)
+                code = run_demo(version, Path(workdir), record, output=output, timeout=300,
+                                python=python)
             text = shown.read_text(encoding="utf-8")
     if code != 0:
         raise RuntimeError(f"`python -m scripted.demo {version}` exited with {code}:\n{text}")
@@ -271,11 +281,13 @@ def expected_files() -> dict[Path, str]:
     versions = demo_versions()
     # Each demo, and the benchmark the pages quote, is a separate process: they run side by side.
     # One run of each demo makes its transcript and, recorded, its "Under the hood" pages.
-    with tempfile.TemporaryDirectory(prefix="docsgen-") as folder, ThreadPoolExecutor() as pool:
-        benchmarks = pool.submit(benchmark_figures)
-        mcp_benchmark = pool.submit(benchmark_figures, MCP_BENCHMARK)
+    # Their Python processes start from one that imported the SDK once (scripted/warm.py).
+    with (tempfile.TemporaryDirectory(prefix="docsgen-") as folder, WarmPython() as python,
+          ThreadPoolExecutor() as pool):
+        benchmarks = pool.submit(benchmark_figures, BENCHMARKS, python)
+        mcp_benchmark = pool.submit(benchmark_figures, MCP_BENCHMARK, python)
         records = {version: Path(folder) / f"{version}.json" for version in versions}
-        runs = pool.map(demo_transcript, versions, records.values())
+        runs = pool.map(demo_transcript, versions, records.values(), [python] * len(versions))
         transcripts = dict(zip(versions, runs, strict=True))
         recordings = {version: load_recording(path) for version, path in records.items()}
     made.update(hood_files(recordings))

@@ -42,9 +42,9 @@ import ast
 import difflib
 import itertools
 import json
+import os
 import re
-import subprocess
-import sys
+import tempfile
 from pathlib import Path
 
 from anthropic.types import ToolUseBlock
@@ -55,6 +55,7 @@ from plumbing.checks import ToolError, check_tool_call
 from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
 from scripted.server import CHARACTERS_PER_TOKEN
+from scripted.warm import WarmPython
 from workshop.reference import EXERCISES
 
 PLACEHOLDER = re.compile(r"\{\{ *([^{}]*?) *\}\}")  # any {{ ... }}: an unknown name is an error
@@ -197,22 +198,20 @@ print(json.dumps({"mcp": figures, "mcp_table": mcp_budget.table(figures)}))
 """
 
 
-def benchmark_figures(program: str = BENCHMARKS) -> dict:
+def benchmark_figures(program: str = BENCHMARKS, python: WarmPython | None = None) -> dict:
     """bench/context_hygiene.py's sizes ("hygiene": the largest main-agent request, inline and
     delegated), bench/caching.py's figures ("caching": a v1 session's input tokens, read
     from the cache and at most) and bench/compaction.py's ("compaction": one long session
     played several ways; "compaction_table": the table it prints), as each gives them with
-    --json. `program` runs from the project's root and prints them as one JSON object."""
-    done = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the benchmarks failed:\n{done.stderr}")
-    return json.loads(done.stdout)
+    --json. `program` runs from the project's root and prints them as one JSON object; python
+    starts it (scripted/warm.py), a new interpreter if None."""
+    with tempfile.TemporaryDirectory(prefix="docsgen-bench-") as folder:
+        printed, errors = Path(folder) / "stdout", Path(folder) / "stderr"
+        run = (python or WarmPython()).run
+        code = run(["-c", program], dict(os.environ), printed, ROOT, 300, errors)
+        if code != 0:
+            raise RuntimeError(f"the benchmarks failed:\n{errors.read_text(encoding='utf-8')}")
+        return json.loads(printed.read_text(encoding="utf-8"))
 
 
 def main_agent_input(transcript: str) -> list[int]:

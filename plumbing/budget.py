@@ -1,23 +1,29 @@
 """The context budget: one limit for every tool result, and a cut that says what was left out."""
 
+from plumbing.platforms import Platform, this_platform
+
 NOTE_ROOM = 400  # characters kept free for the note that says what was cut
+# What narrows a command in the bash tool's shell: PowerShell has no grep, head, tail or sed.
+NARROWING = {"PowerShell": "Select-String, or Select-Object -First, -Last or -Skip ..."}
 
 
-def clip(text: str, budget: int) -> str:
+def clip(text: str, budget: int, platform: Platform | None = None) -> str:
     """Keep the head and tail of a long result, and say what was cut and how to get the rest."""
     if len(text) <= budget:
         return text
     keep = max(budget - NOTE_ROOM, 0)
     head = text[:keep * 2 // 3]
     tail = text[len(text) - keep // 3:]
-    return head + cut_note(text, head, tail) + tail
+    return head + cut_note(text, head, tail, platform) + tail
 
 
-def cut_note(text: str, head: str, tail: str) -> str:
+def cut_note(text: str, head: str, tail: str, platform: Platform | None = None) -> str:
     cut = text[len(head):len(text) - len(tail)]
+    narrowing = NARROWING.get((platform or this_platform()).shell.name,
+                              "grep, head, tail or sed -n ...")
     return (f"\n\n[... {len(cut):,} of {len(text):,} characters ({cut.count(chr(10)):,} lines) "
             "cut here to fit the context budget. Ask for less at a time: read_file with offset "
-            "and limit, or narrow the command with grep, head, tail or sed -n ...]\n\n")
+            f"and limit, or narrow the command with {narrowing}]\n\n")
 
 
 def cut_short(text: str, limit: int, mark: str = "…") -> str:

@@ -5,7 +5,8 @@ The lesson calls `run_command(command, timeout, stopped)`; the read-only shell c
 runaway command's whole process tree is ended, and how the agent keeps its key from the commands
 it runs, lives here. psutil finds and ends the processes on Linux, macOS and Windows alike: by the
 tag in their environment, by the command's session (POSIX), and by what was seen below the command
-while it ran. Linux adds a subreaper and keeps the agent's memory from its commands (prctl).
+while it ran. Linux adds a subreaper and keeps the agent's memory from its commands (prctl);
+Windows, a Job Object per command, which holds whatever the command starts.
 """
 
 import ctypes
@@ -111,6 +112,7 @@ def start_stages(stages: list, out, env: dict, platform: Platform) -> list:
     command's whole tree itself."""
     processes = []
     previous_output = subprocess.DEVNULL
+    job = new_job(platform)
     try:
         for index, stage in enumerate(stages):
             last = index == len(stages) - 1
@@ -122,6 +124,7 @@ def start_stages(stages: list, out, env: dict, platform: Platform) -> list:
                 previous_output.close()  # the next stage's alone: when it ends, a write fails
             previous_output = process.stdout
             processes.append(process)
+            join_job(job, process)
             remember_session(process, platform)
     except BaseException:
         if previous_output is not subprocess.DEVNULL:
@@ -199,6 +202,7 @@ def end_command(processes: list, tag: str, seen: dict) -> None:
     its tree (setsid, nohup, a double fork) and still carry its tag, are in its session, or were
     seen below it while it ran."""
     sessions = [session_of(process) for process in processes]
+    end_job(processes)
     end_processes(lambda: [*trees(processes), *tagged(tag), *in_sessions(sessions),
                            *seen.values()])
     for process in processes:
@@ -363,6 +367,67 @@ def sessions_file() -> Path:
 def agent_tag() -> str:
     """This agent: its process id and start time (an id alone may be a former agent's)."""
     return f"{os.getpid()}@{psutil.Process().create_time():.2f}"
+
+
+# -- Windows: a Job Object per command holds every process it starts, whatever it does --
+JOB_KILL_ON_CLOSE = 0x2000  # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE (winnt.h)
+JOB_EXTENDED_LIMITS = 9  # JobObjectExtendedLimitInformation
+SET_QUOTA_AND_TERMINATE = 0x0100 | 0x0001  # the rights AssignProcessToJobObject needs
+
+
+class JobLimits(ctypes.Structure):
+    """JOBOBJECT_EXTENDED_LIMIT_INFORMATION (winnt.h), its nested structures laid out flat."""
+    _fields_ = [("per_process_user_time", ctypes.c_int64), ("per_job_user_time", ctypes.c_int64),
+                ("limit_flags", ctypes.c_uint32), ("min_working_set", ctypes.c_size_t),
+                ("max_working_set", ctypes.c_size_t), ("active_processes", ctypes.c_uint32),
+                ("affinity", ctypes.c_size_t), ("priority_class", ctypes.c_uint32),
+                ("scheduling_class", ctypes.c_uint32), ("io_counters", ctypes.c_uint64 * 6),
+                ("process_memory", ctypes.c_size_t), ("job_memory", ctypes.c_size_t),
+                ("peak_process_memory", ctypes.c_size_t), ("peak_job_memory", ctypes.c_size_t)]
+
+
+@functools.cache
+def kernel32():
+    library = ctypes.WinDLL("kernel32")  # Windows only: new_job() asks platform.job_objects
+    library.CreateJobObjectW.restype = library.OpenProcess.restype = ctypes.c_void_p
+    library.OpenProcess.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32]
+    library.SetInformationJobObject.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                                                ctypes.c_uint32]
+    library.AssignProcessToJobObject.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    library.TerminateJobObject.argtypes = [ctypes.c_void_p, ctypes.c_uint]
+    library.CloseHandle.argtypes = [ctypes.c_void_p]
+    return library
+
+
+def new_job(platform: Platform) -> int | None:
+    """Windows: a Job Object for one command. Whatever its processes start joins it, a detached
+    process with an environment of its own too, and stays in it after its parent ends, so
+    end_job() ends them all. Its handle is never closed here: when the agent ends, however it
+    ends, Windows closes it, and KILL_ON_JOB_CLOSE ends what the command left running. None
+    where there is none: the tag and what was seen below the command still find the rest."""
+    if not platform.job_objects:
+        return None
+    job = kernel32().CreateJobObjectW(None, None)
+    limits = JobLimits(limit_flags=JOB_KILL_ON_CLOSE)
+    if job and kernel32().SetInformationJobObject(job, JOB_EXTENDED_LIMITS, ctypes.byref(limits),
+                                                  ctypes.sizeof(limits)):
+        return job
+    return None
+
+
+def join_job(job: int | None, process: subprocess.Popen) -> None:
+    """Put a process just started into the command's job (it may refuse: then psutil's ways)."""
+    process.job = None
+    handle = kernel32().OpenProcess(SET_QUOTA_AND_TERMINATE, False, process.pid) if job else None
+    if handle:
+        if kernel32().AssignProcessToJobObject(job, handle):
+            process.job = job
+        kernel32().CloseHandle(handle)
+
+
+def end_job(processes: list) -> None:
+    for job in {getattr(process, "job", None) for process in processes} - {None}:
+        kernel32().TerminateJobObject(job, 1)
 
 
 # -- the agent's own process: it keeps its key, and its commands' orphans (Linux) --

@@ -42,7 +42,9 @@ def read_lines(path: Path, offset: int, limit: int, line_limit: int,
         if b"\0" in file.read(8192):
             size = os.fstat(file.fileno()).st_size
             raise ToolError(f"{path.name} looks binary ({size:,} bytes); read_file shows text. "
-                            "Try bash: file, xxd | head")
+                            + in_the_shell(platform, "Try bash: file, xxd | head",
+                                           "Try the bash tool (PowerShell here): Format-Hex "
+                                           "-Path FILE | Select-Object -First 20"))
         file.seek(0)
         page, number, start = [], 0, b"\n"
         last = offset - 1 + limit
@@ -285,8 +287,17 @@ def read_text_file(path: Path, platform: Platform | None = None) -> str:
     """A regular file's text as it is on disk: no line-ending translation."""
     with open_regular(path, os.O_RDONLY, platform=platform) as file:
         if os.fstat(file.fileno()).st_size > EDIT_LIMIT:
-            raise ToolError(f"{path.name} is over {EDIT_LIMIT:,} bytes; edit it with bash (sed)")
+            raise ToolError(f"{path.name} is over {EDIT_LIMIT:,} bytes; " + in_the_shell(
+                platform, "edit it with bash (sed)", "edit it with the bash tool (PowerShell "
+                "here: Get-Content, -replace, Set-Content to a new file, then Move-Item)"))
         return file.read().decode("utf-8")
+
+
+def in_the_shell(platform: Platform | None, posix: str, powershell: str) -> str:
+    """Advice that names commands the bash tool can run: its shell is PowerShell on a Windows
+    without Git for Windows, where sed, file and xxd do not exist."""
+    shell = (platform or this_platform()).shell.name
+    return powershell if shell == "PowerShell" else posix
 
 
 def write_text_file(path: Path, text: str, newline: str | None = "",

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -145,8 +146,9 @@ def expand(text: str, environ: Mapping[str, str], field_name: str) -> str:
         if name in environ:
             return environ[name]
         if match["default"] is None:
-            raise UnsetVariable(f'"{field_name}" uses ${{{name}}}, which is not set and has no '
-                                f"default (set {name}, or write ${{{name}:-default}})")
+            with_default = "${" + name + ":-default}"
+            raise UnsetVariable(f'"{field_name}" uses {match[0]}, which is not set and has no '
+                                f"default (set {name}, or write {with_default})")
         return match["default"]
 
     return VARIABLE.sub(value, text)
@@ -314,6 +316,12 @@ class McpServers:
         """Start the servers at once; for each, its tools or the error that stopped it."""
         if self.closed:
             raise RuntimeError("these MCP servers were closed")
+        try:  # here, not in the loop: on a slow disk the import takes seconds (20 under Wine)
+            import mcp  # noqa: F401 - that no server's MCP_TIMEOUT counts, nor blocks the loop
+        except ImportError as exc:
+            return {spec.name: McpError(f"mcp server {spec.name!r} not started: the MCP SDK is "
+                                        f"missing ({exc}); pip install -r requirements.txt")
+                    for spec in specs}
         if self.loop is None:
             self.loop = asyncio.new_event_loop()
             self.thread = threading.Thread(target=self.loop.run_forever, name="mcp", daemon=True)
@@ -397,10 +405,13 @@ class McpServers:
         from mcp import ClientSession, StdioServerParameters, stdio_client  # see the docstring
 
         spec = connection.spec
-        params = StdioServerParameters(command=spec.command, args=spec.args,
-                                       env=server_environment(spec.env), cwd=spec.cwd)
-        before = child_pids()
+        env = server_environment(spec.env)
+        # Found on the server's PATH here: on Windows the SDK looks on the agent's, and then
+        # CreateProcess looks first beside the agent's interpreter (a venv's base Python).
+        command = shutil.which(spec.command, path=env["PATH"]) or spec.command
+        params = StdioServerParameters(command=command, args=spec.args, env=env, cwd=spec.cwd)
         try:
+            before = child_pids()
             with open(connection.stderr, "w", encoding="utf-8") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     connection.processes = [psutil.Process(pid) for pid in child_pids() - before]

@@ -53,6 +53,7 @@ class Platform:
     new_session: bool  # POSIX start_new_session: the terminal's Ctrl-C does not reach it
     new_process_group: int  # Windows CREATE_NEW_PROCESS_GROUP: the console's Ctrl-C does not
     subreaper: bool  # Linux prctl: orphans come back to the agent; its memory is kept from them
+    job_objects: bool  # Windows kernel32: a Job Object holds all a command starts, detached too
     # the bash tool
     shell: Shell
     output_encoding: str  # what a command's output that is not UTF-8 is read as
@@ -83,7 +84,7 @@ def linux() -> Platform:
         name="linux", binary=0, no_follow=flag("O_NOFOLLOW"), no_block=flag("O_NONBLOCK"),
         folder=(flag("O_PATH") or os.O_RDONLY) | flag("O_DIRECTORY") | flag("O_NOFOLLOW"),
         folder_descriptors=os.open in os.supports_dir_fd, new_session=True,
-        new_process_group=0, subreaper=True, shell=posix_shell(),
+        new_process_group=0, subreaper=True, job_objects=False, shell=posix_shell(),
         output_encoding=locale.getpreferredencoding(False), read_only_sandbox="bubblewrap",
         utf8_locale="C.UTF-8")
 
@@ -94,7 +95,7 @@ def macos() -> Platform:
         name="macos", binary=0, no_follow=flag("O_NOFOLLOW"), no_block=flag("O_NONBLOCK"),
         folder=os.O_RDONLY | flag("O_DIRECTORY") | flag("O_NOFOLLOW"),
         folder_descriptors=os.open in os.supports_dir_fd, new_session=True,
-        new_process_group=0, subreaper=False, shell=posix_shell(),
+        new_process_group=0, subreaper=False, job_objects=False, shell=posix_shell(),
         output_encoding=locale.getpreferredencoding(False), read_only_sandbox="sandbox-exec",
         utf8_locale="en_US.UTF-8")
 
@@ -105,7 +106,8 @@ def windows() -> Platform:
         name="windows", binary=flag("O_BINARY"), no_follow=0, no_block=0, folder=0,
         folder_descriptors=False, new_session=False,
         new_process_group=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0), subreaper=False,
-        shell=windows_shell(), output_encoding=console_encoding(), read_only_sandbox="",
+        job_objects=sys.platform == "win32", shell=windows_shell(),
+        output_encoding=console_encoding(), read_only_sandbox="",
         utf8_locale="C.UTF-8")  # what Git for Windows' tools read; Windows' own read no LANG
 
 

@@ -25,6 +25,7 @@ from scripted.endpoints import BY_NAME, unknown_endpoint
 from scripted.record import write_files
 from scripted.replay import MAX_PAUSE, replay_in_folder
 from scripted.server import ScriptedAPI, load_scenario
+from scripted.warm import WarmPython
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
@@ -36,11 +37,13 @@ def run_demo(
     endpoint: str = "anthropic",
     output: TextIO | None = None,
     timeout: float | None = None,
+    python: WarmPython | None = None,
 ) -> int:
     """Play the version's demo scenario in workdir; return the script's exit code (1 if the script
     broke the API's rules). With output, a file opened for appending in UTF-8, all the demo and the
     script print goes there, stderr included, as a terminal interleaves them: the docs build runs
-    the demos side by side that way, in its threads, not each in a Python process of its own."""
+    the demos side by side that way, in its threads, not each in a Python process of its own, and
+    starts their scripts with python (scripted/warm.py: without importing the SDK each time)."""
     scenario = load_scenario(SCENARIOS / f"{version}_demo.yaml")
     write_files(workdir, scenario.get("files", {}))  # a starting project, if it needs one
     api = ScriptedAPI(endpoint)
@@ -48,6 +51,9 @@ def run_demo(
         **os.environ,
         **api.endpoint_env(endpoint, "offline-demo"),
         "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        # v6's server is the project's own: on a busy machine (a docs build runs the demos side
+        # by side) its start may take longer than the 30 s a stranger's server is given
+        "MCP_TIMEOUT": os.environ.get("MCP_TIMEOUT", "120"),
     }
     if output is not None:  # a file, not a terminal: no colours, and UTF-8 on every OS
         env.update({"NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
@@ -57,21 +63,18 @@ def run_demo(
         file=output or sys.stdout,
         flush=True,
     )
+    args = [
+        str(ROOT / SCRIPTS[version]),
+        "--workdir",
+        str(workdir),
+        *script_args(scenario.get("args", [])),  # v6: --mcp-config, the demo's server
+        scenario["task"],
+    ]
     try:
-        code = subprocess.run(
-            [
-                sys.executable,
-                str(ROOT / SCRIPTS[version]),
-                "--workdir",
-                str(workdir),
-                *script_args(scenario.get("args", [])),  # v6: --mcp-config, the demo's server
-                scenario["task"],
-            ],
-            env=env,
-            stdout=output,
-            stderr=output and subprocess.STDOUT,
-            timeout=timeout,
-        ).returncode
+        if output is None:
+            code = subprocess.run([sys.executable, *args], env=env, timeout=timeout).returncode
+        else:
+            code = (python or WarmPython()).run(args, env, Path(output.name), timeout=timeout)
     finally:
         api.stop()
     if record is not None:
@@ -96,15 +99,24 @@ def recording(api: ScriptedAPI) -> list[dict]:
     ]
 
 
-def bash_needed(platform: Platform) -> str:
+def bash_needed(platform: Platform, scenario: dict | None = None) -> str:
     """The demos play bash commands (`| tail -n 3`, `&&`, grep), as a model writes them when told
     its shell is bash. A Windows without Git for Windows runs them in PowerShell, where they fail:
-    the line that says so before they do, or "" where bash runs them."""
-    if platform.shell.name != "PowerShell":
+    the line that says so before they do, or "" where bash runs them or the scenario runs none
+    (v4's and v6's; None: a recording, which may)."""
+    if platform.shell.name != "PowerShell" or (scenario is not None and not plays_bash(scenario)):
         return ""
     return ("[demo: the scripted model plays bash commands (| tail, &&, grep); this PC has no "
             "bash, so they run in PowerShell and fail there. Install Git for Windows "
             "(https://gitforwindows.org/): the agent then runs its commands in Git's bash]")
+
+
+def plays_bash(node) -> bool:
+    """Whether a scenario calls the bash tool, in its turns or its subagents' tracks."""
+    if isinstance(node, dict):
+        called = node.get("name") == "bash" and "input" in node
+        return called or any(plays_bash(value) for value in node.values())
+    return isinstance(node, list) and any(plays_bash(item) for item in node)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"with --replay: longest pause between events, in seconds (default {MAX_PAUSE})",
     )
     args = parser.parse_args(argv)
-    if bash_needed(this_platform()):
-        print(bash_needed(this_platform()), file=sys.stderr, flush=True)
+    scenario = None if args.replay or args.version is None else load_scenario(
+        SCENARIOS / f"{args.version}_demo.yaml")
+    if bash_needed(this_platform(), scenario):
+        print(bash_needed(this_platform(), scenario), file=sys.stderr, flush=True)
     if args.replay:
         return replay_in_folder(args.replay, args.script, args.workdir, args.max_pause)
     if args.version is None:

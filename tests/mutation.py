@@ -253,11 +253,19 @@ TARGETS = {
     },
     "model": {
         "files": ["plumbing/model.py"],
-        "tests": ["tests/test_model.py", "tests/test_plumbing_turns.py"],
+        # test_bad_replies.py: a reply that is no reply, and the usage as the endpoint sent it
+        "tests": ["tests/test_model.py", "tests/test_plumbing_turns.py",
+                  "tests/test_bad_replies.py", "tests/test_mutants_model.py"],
     },
     "platforms": {
         "files": ["plumbing/platforms.py"],
         "tests": ["tests/test_plumbing_platforms.py", "tests/test_plumbing_files.py"],
+    },
+    "mcp": {
+        "files": ["plumbing/mcp.py"],
+        # v6's MCP client; the tests that run the agent at a pseudo-terminal, or wait for its
+        # servers to end, are left out (seconds each, per mutant)
+        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives")),
     },
     "prompt": {
         "files": ["plumbing/prompt.py"],
@@ -265,10 +273,33 @@ TARGETS = {
     },
     "read-only": {
         "files": ["plumbing/read_only.py"],
+        # the parser's refusals, each through an explore subagent's read_only_bash
+        "tests": ["tests/test_plumbing_sandbox.py"] + [
+            f"tests/test_subagents.py::test_read_only_bash_{name}"
+            for name in ("refuses_whatever_could_change_a_file", "runs_read_commands")
+        ],
+    },
+    # sandbox.py in two: what the sandbox is built of (argument lists, environment, programs
+    # found), asserted as data; and running a pipeline under it, which starts bubblewrap and
+    # the agents of test_sandbox.py for each mutant
+    "sandbox-argv": {
+        "files": ["plumbing/sandbox.py"],
+        "functions": [
+            "x_without_git_programs", "x_git_driver_settings", "x_sandbox_argv",
+            "x_read_only_stages", "x_seatbelt_argv", "x_windows_command_line",
+            "x_windows_program", "x_program_in", "x_read_only_path", "x_read_only_folders",
+            "x_launcher_environment", "x_locale_of", "x_read_only_sandbox", "x_sandbox_program",
+            "x_without_seatbelt_warning",
+        ],
         "tests": ["tests/test_plumbing_sandbox.py"],
     },
-    "sandbox": {
+    "sandbox-run": {
         "files": ["plumbing/sandbox.py"],
+        "functions": [
+            "x_run_read_only", "x_run_stages", "x_git_drivers", "x_private_prefix",
+            "x_remove_private_folders", "x_bwrap_starts", "x_seatbelt_starts", "x_starts",
+            "x_note_read_only_protection",
+        ],
         "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py"],
     },
     "screen": {
@@ -291,7 +322,8 @@ TARGETS = {
     },
     "todo": {
         "files": ["plumbing/todo.py"],
-        "tests": ["tests/test_plumbing_todo.py", "tests/test_todo.py"],
+        "tests": ["tests/test_plumbing_todo.py", "tests/test_mutants_todo.py",
+                  "tests/test_todo.py"],
     },
     # -- the rest of scripted/ --
     "server": {
@@ -331,7 +363,7 @@ TARGETS = {
     # -- the rest of docsgen/ --
     "docs-endpoints": {
         "files": ["docsgen/endpoints.py"],
-        "tests": ["tests/test_other_models.py"],
+        "tests": ["tests/test_other_models.py", "tests/test_mutants_docs_endpoints.py"],
     },
     "charts": {
         "files": ["docsgen/charts.py"],

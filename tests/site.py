@@ -5,6 +5,7 @@ serves that build over HTTP on 127.0.0.1 under the path it has when published, a
 serves it (/<repository>/ and /<repository>/ja/), missing pages answered by the 404 page.
 """
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -16,6 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from docsgen.serve import serving
@@ -153,7 +155,11 @@ def stop_group(process: subprocess.Popen) -> None:
     """Stop the build and the processes it started (the build runs demos and mkdocs)."""
     if hasattr(os, "killpg"):
         os.killpg(process.pid, signal.SIGKILL)
-    else:
+    else:  # Windows has no process group to signal: the tree below it, as psutil finds it
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(process.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
         process.kill()
     process.wait()
 

@@ -17,7 +17,9 @@ import pytest
 
 from docsgen.numbers import setting_default
 from plumbing.platforms import Shell, linux, windows
-from scripted.demo import bash_needed
+from scripted import demo
+from scripted.demo import bash_needed, plays_bash
+from scripted.server import load_scenario
 from tests.agents import (
     ROOT,
     SCRIPTS,
@@ -245,3 +247,9 @@ def test_a_windows_without_bash_is_told_at_the_demos_start_what_to_install():
     assert "this PC has no bash" in bash_needed(powershell)
     assert "Install Git for Windows (https://gitforwindows.org/)" in bash_needed(powershell)
     assert bash_needed(git_bash) == "" and bash_needed(linux()) == ""
+    # said only where the demo plays bash commands: v3's in a subagent's track too, v6's none
+    demos = {version: load_scenario(demo.SCENARIOS / f"{version}_demo.yaml") for version in SCRIPTS}
+    says = {version: bool(bash_needed(powershell, scenario)) for version, scenario in demos.items()}
+    assert says == {"v1": True, "v2": True, "v3": True, "v4": False, "v5": True, "v6": False}
+    v3 = demos["v3"]
+    assert plays_bash(v3["tracks"]) and bash_needed(powershell, {"turns": v3["turns"][:1]}) == ""

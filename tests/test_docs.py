@@ -481,7 +481,10 @@ def test_only_a_run_that_may_read_the_site_builds_it_and_stopping_the_build_stop
     assert not reads_the_site(ROOT / "workshop")
     assert not reads_the_site(ROOT / "tests" / "agents.py")
     started = tmp_path / "grandchild"
-    build = f"import subprocess; subprocess.run(['sh', '-c', 'echo $$ > {started}; exec sleep 30'])"
+    # In Python, not sh: Windows has no sh, and MSYS2's $$ is not the Windows process id.
+    grandchild = (f"import os, time; open({str(started)!r}, 'w').write(str(os.getpid())); "
+                  "time.sleep(30)")
+    build = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {grandchild!r}])"
     process = start_in_background([sys.executable, "-c", build], tmp_path / "log")
     deadline = time.monotonic() + 10
     while not started.exists() or not started.read_text().strip():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,7 @@ from docsgen.numbers import (
 )
 from scripted import ROOT, SCRIPTS
 from scripted.models import MODELS
+from scripted.warm import WarmPython
 
 # -- what counts as lesson code --
 LESSON = '''\
@@ -421,6 +423,52 @@ def test_the_benchmarks_run_from_the_project_root_and_a_failure_shows_their_erro
     with pytest.raises(RuntimeError) as failed:
         benchmark_figures("import sys; sys.exit('no session was played')")
     assert str(failed.value) == "the benchmarks failed:\nno session was played\n"
+
+
+# A program as the docs build starts it (scripted/warm.py): what it can see of how it was started.
+SEES = """
+import os, sys
+print("argv", sys.argv, "name", __name__, "path", sys.path[0], "cwd", os.getcwd())
+print("env", os.environ.get("WARM_SETTING"), "encoding", sys.stdout.encoding, sys.stdin.isatty())
+print("to stderr, after stdout", file=sys.stderr)
+HOW
+"""
+
+
+ENDINGS = ["sys.exit(3)", "sys.exit('said')", "raise ValueError('broke')", "pass"]
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_a_program_forked_from_the_warm_python_sees_what_a_new_interpreter_gives_it(
+    tmp_path, ending
+):
+    """The docs build's demos and benchmarks start from a fork server that imported the SDK:
+    each must run as `python PROGRAM` would (its argv, __main__, sys.path[0], working folder,
+    environment, stream encoding, output order and exit code)."""
+    script = tmp_path / "folder" / "program.py"
+    script.parent.mkdir()
+    script.write_text(SEES.replace("HOW", ending), encoding="utf-8")
+    env = {**os.environ, "WARM_SETTING": "given", "PYTHONIOENCODING": "utf-8"}
+    env.pop("PYTHONUNBUFFERED", None)  # stdout buffered, as on a file: stderr comes out first
+    seen = {}
+    for how in ("new interpreter", "forked"):
+        output = tmp_path / f"{how}.txt"
+        with WarmPython(ahead=[]) as python:
+            if how == "new interpreter":
+                python = WarmPython()  # outside a with block: `python ARGS` in a new process
+            code = python.run([str(script), "one", "two words"], env, output, cwd=tmp_path)
+            code_c = python.run(["-c", "import sys; print(sys.argv, repr(sys.path[0]))", "x"],
+                                env, output, cwd=tmp_path)
+        seen[how] = code, code_c, output.read_text(encoding="utf-8")
+    assert seen["forked"] == seen["new interpreter"]
+    code, code_c, printed = seen["forked"]
+    assert code == {"sys.exit(3)": 3, "pass": 0}.get(ending, 1) and code_c == 0
+    assert printed.count("said") == (ending == "sys.exit('said')")
+    assert printed.startswith("to stderr, after stdout\n")
+    assert f"argv ['{script}', 'one', 'two words'] name __main__ path {script.parent}" in printed
+    assert f"cwd {tmp_path}" in printed and "env given encoding utf-8" in printed
+    assert "['-c', 'x'] ''" in printed
+    assert ("ValueError: broke" in printed) == (ending.startswith("raise"))
 
 
 # -- the "What changed" card --

@@ -274,3 +274,33 @@ def test_a_python_program_on_windows_writes_utf8_whatever_the_ansi_code_page():
 def hex_escapes(hex_bytes: str) -> str:
     """printf's octal escapes for bytes given in hex: a POSIX printf has no \\x."""
     return "".join(f"\\{int(hex_bytes[i:i + 2], 16):03o}" for i in range(0, len(hex_bytes), 2))
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason="Job Objects are Windows' (kernel32)")
+def test_on_windows_a_detached_process_with_an_environment_of_its_own_ends_with_its_command(
+        tmp_path):
+    """A double fork, Windows' way: the command's child starts a detached process with a fresh
+    environment (no tag to find it by) and ends at once, so nothing below the command shows it.
+    The command's Job Object holds it all the same. Runs on a Windows CPython under Wine too."""
+    pid_file = tmp_path / "detached.pid"
+    detached = (f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+                "time.sleep(300)")
+    child = ("import os, subprocess, sys; subprocess.Popen([sys.executable, '-c', "
+             f"{detached!r}], env={{'SYSTEMROOT': os.environ['SYSTEMROOT']}}, "
+             "creationflags=subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP)")
+    command = ("import subprocess, sys, time; "
+               f"subprocess.run([sys.executable, '-c', {child!r}]); time.sleep(300)")
+    stopped = threading.Event()
+
+    def stop_once_it_runs() -> None:  # Ctrl-C, once the detached process has said who it is
+        wait_while(lambda: not (pid_file.exists() and pid_file.read_text()), 240)
+        stopped.set()
+
+    threading.Thread(target=stop_once_it_runs, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline([[sys.executable, "-c", command]], 300, stopped)
+    pid = int(pid_file.read_text())
+    wait_while(lambda: psutil.pid_exists(pid), 10)
+    if psutil.pid_exists(pid):
+        psutil.Process(pid).kill()  # not left running by a failing test
+        pytest.fail("the detached process outlived its command")

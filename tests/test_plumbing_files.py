@@ -8,6 +8,7 @@ lines that says when it is a lower bound.
 Each OS's branch runs here by passing its description (plumbing/platforms.py); the POSIX ones
 need folder descriptors, so on Windows only its own runs."""
 
+import dataclasses
 import os
 import re
 import shutil
@@ -34,7 +35,7 @@ from plumbing.files import (
     workdir_path,
     write_text_file,
 )
-from plumbing.platforms import linux, macos, windows
+from plumbing.platforms import Shell, linux, macos, this_platform, windows
 from tests.agents import fifo_at, symlink_or_skip
 
 FILE_BRANCHES = {"windows": windows()}
@@ -149,9 +150,38 @@ def test_edit_files_up_to_the_limit_are_read_whole_and_one_byte_more_is_refused(
         file.write(b"x")
     with pytest.raises(ToolError) as refused:
         read_text_file(path)
-    assert str(refused.value) == (
-        f"big.txt is over {EDIT_LIMIT:,} bytes; edit it with bash (sed)"
-    )
+    assert str(refused.value) == f"big.txt is over {EDIT_LIMIT:,} bytes; " + ADVICE[
+        this_platform().shell.name][1]
+
+
+# The tools' advice names what the bash tool's shell has: PowerShell has no sed, file or xxd.
+ADVICE = {
+    "bash": ("Try bash: file, xxd | head", "edit it with bash (sed)"),
+    "PowerShell": ("Try the bash tool (PowerShell here): Format-Hex -Path FILE | Select-Object "
+                   "-First 20", "edit it with the bash tool (PowerShell here: Get-Content, "
+                   "-replace, Set-Content to a new file, then Move-Item)"),
+}
+ADVICE["sh"] = ADVICE["bash"]
+SHELLS = {"linux": linux(), "windows, Git for Windows' bash":
+          dataclasses.replace(windows(), shell=Shell("bash", r"C:\Git\bin\bash.exe")),
+          "windows, no bash": dataclasses.replace(windows(), shell=Shell("PowerShell", "pwsh"))}
+
+
+@pytest.mark.parametrize("platform", SHELLS.values(), ids=SHELLS)
+def test_what_a_file_tool_refuses_is_advised_in_the_shell_the_bash_tool_runs(
+        work, platform):
+    """The words the model reads in the tool result (a ToolError's, as they are)."""
+    (work / "early.bin").write_bytes(b"x\0")
+    with pytest.raises(ToolError) as binary:
+        read_lines(work / "early.bin", 1, 5, 100, platform)
+    with open(work / "big.txt", "wb") as file:
+        file.truncate(EDIT_LIMIT + 1)  # sparse: no disk is spent
+    with pytest.raises(ToolError) as big:
+        read_text_file(work / "big.txt", platform)
+    binary_advice, edit_advice = ADVICE[platform.shell.name]
+    assert str(binary.value) == "early.bin looks binary (2 bytes); read_file shows text. " + (
+        binary_advice)
+    assert str(big.value) == f"big.txt is over {EDIT_LIMIT:,} bytes; " + edit_advice
 
 
 @each_os
@@ -334,7 +364,8 @@ def test_a_nul_byte_in_the_first_8_kib_means_binary_and_one_after_does_not(work)
     with pytest.raises(ToolError) as refused:
         read_lines(work / "early.bin", 1, 5, 100)
     assert str(refused.value) == (
-        "early.bin looks binary (8,192 bytes); read_file shows text. Try bash: file, xxd | head")
+        "early.bin looks binary (8,192 bytes); read_file shows text. "
+        + ADVICE[this_platform().shell.name][0])
     (work / "late.txt").write_bytes(b"x" * 8192 + b"\0")
     assert read_lines(work / "late.txt", 1, 5, 100)[1].lines == 1
 

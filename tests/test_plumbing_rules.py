@@ -9,6 +9,8 @@ not one; each limit tried at its edge and one past it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import anthropic
 import pytest
 from anthropic.types import TextBlock, ThinkingBlock, ToolUseBlock
@@ -16,6 +18,7 @@ from anthropic.types import TextBlock, ThinkingBlock, ToolUseBlock
 from plumbing.budget import NOTE_ROOM, ROOM_NOTE, clip, cut_short, make_room
 from plumbing.checks import ERROR_BUDGET, ToolError, check_tool_call, tool_error_text
 from plumbing.commands import blocklist_spelling, refuse_if_blocked
+from plumbing.platforms import Shell, linux, this_platform, windows
 from plumbing.replies import (
     AgentStopped,
     Refused,
@@ -53,9 +56,21 @@ def result(id_: str, content: str = "ok") -> dict:
 
 
 # -- budget.py: the cut of a long result, and the note that says what was cut --
+NARROWING = {"bash": "grep, head, tail or sed -n ...", "sh": "grep, head, tail or sed -n ...",
+             "PowerShell": "Select-String, or Select-Object -First, -Last or -Skip ..."}
 NOTE = ("\n\n[... {cut} of {whole} characters ({lines} lines) cut here to fit the context budget. "
-        "Ask for less at a time: read_file with offset and limit, or narrow the command with grep, "
-        "head, tail or sed -n ...]\n\n")
+        "Ask for less at a time: read_file with offset and limit, or narrow the command with "
+        + NARROWING[this_platform().shell.name].replace("{", "{{") + "]\n\n")
+
+
+def test_the_cut_note_names_what_narrows_a_command_in_the_bash_tool_s_shell():
+    """PowerShell (a Windows without Git for Windows) has no grep, head, tail or sed."""
+    powershell = dataclasses.replace(windows(), shell=Shell("PowerShell", "powershell.exe"))
+    git_bash = dataclasses.replace(windows(), shell=Shell("bash", r"C:\Git\bin\bash.exe"))
+    text = "x" * 1_001
+    for platform in (powershell, git_bash, linux()):
+        note = clip(text, 1_000, platform).strip("x")
+        assert note.endswith(f"narrow the command with {NARROWING[platform.shell.name]}]\n\n")
 
 
 def test_the_cut_note_counts_the_lines_of_the_cut_not_of_the_whole_text():

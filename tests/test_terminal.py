@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.agents import ROOT, SCRIPTS, once, run_in_process
+from tests.agents import ROOT, SCRIPTS, VERSIONS, once, run_in_process
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in requirements-dev.txt")
 pyte = pytest.importorskip("pyte", reason="pyte is in requirements-dev.txt")
@@ -80,15 +80,21 @@ def user_texts(request) -> list[str]:
 
 BACKSPACE = "\x7f"
 ROWS = 50  # enough for the whole session below to stay on the screen
+# A session at a terminal costs a second Python that imports the SDK (seconds of CPU). What it
+# sees is the plumbing's (plumbing/prompt.py, plumbing/screen.py), the same in every version; what
+# each version adds around its prompt runs in-process in every version (tests/test_cli.py: the
+# REPL's history and q, Ctrl-C mid-command). So the first version and the newest one sit here.
+AT_A_TERMINAL = [VERSIONS[0], VERSIONS[-1]]
 
 
+@pytest.mark.parametrize("version", AT_A_TERMINAL)
 def test_a_session_at_a_terminal_edits_pastes_shows_its_waits_renders_markdown_and_leaves(
     scripted_api, version, tmp_path
 ):
-    """Each version end to end, as a person types: a typo fixed with the arrow keys; the
-    spinner says what the agent waits for, and is erased each time; a bracketed paste and a
-    burst of keys with line breaks (a terminal without bracketed paste) each arrive as one
-    message; backspace after Japanese removes a whole character (prompt_toolkit edits the line
+    """The first and the newest version end to end, as a person types: a typo fixed with the
+    arrow keys; the spinner says what the agent waits for, and is erased each time; a bracketed
+    paste and a burst of keys with line breaks (a terminal without bracketed paste) each arrive as
+    one message; backspace after Japanese removes a whole character (prompt_toolkit edits the line
     itself: a Python linked with libedit deleted one byte of it); the reply's markdown is
     rendered, not shown as raw ** and fences; one Ctrl-C clears the line, a second leaves."""
     scripted_api.play(

@@ -371,6 +371,9 @@ def test_read_file_of_a_sparse_8_gib_file_reads_a_few_bytes(scripted_api, agent,
         file.truncate(8 << 30)
     result = call_tool(scripted_api, agent, "read_file", {"path": "sparse.img"})
     assert result["is_error"] and "looks binary (8,589,934,592 bytes)" in result["content"]
+    # the advice in the shell the bash tool runs: PowerShell has no file or xxd (Wine runs this)
+    advice = "Format-Hex -Path FILE" if shell_in_use().startswith("PowerShell") else "xxd | head"
+    assert advice in result["content"], result["content"]
 
 
 @once("v1")
