@@ -171,8 +171,9 @@ def test_no_reply_at_all_is_one_line_naming_the_endpoint_and_the_two_settings():
     said, host = bad_reply([])
     assert said == (
         f"the endpoint at {host} sent HTTP 200 and then no message at all: the endpoint, or the "
-        "server behind it, is the likely cause, not the model; its log says why: try again, or "
-        "another MODEL_ID or ANTHROPIC_BASE_URL")
+        "server behind it, is the likely cause, not the model; its log says why. Try again, or "
+        "change the server's chat format (llama-cpp-python: --chat_format; llama-server: "
+        "--jinja), MODEL_ID or ANTHROPIC_BASE_URL")
 
 
 @pytest.mark.parametrize(("events", "after"), [
@@ -184,4 +185,6 @@ def test_a_stream_the_sdk_cannot_read_says_where_it_broke_and_what_to_change(eve
     assert said.startswith(f"the endpoint at {host} sent a stream the SDK cannot read (")
     assert said.endswith(
         f", in {after}): the endpoint, or the server behind it, is the likely cause, not the "
-        "model; its log says why: try again, or another MODEL_ID or ANTHROPIC_BASE_URL")
+        "model; its log says why. Try again, or change the server's chat format "
+        "(llama-cpp-python: --chat_format; llama-server: --jinja), MODEL_ID or "
+        "ANTHROPIC_BASE_URL")
