@@ -147,6 +147,8 @@ def test_a_small_model_behind_litellm_answered_in_prose_and_the_line_says_the_co
     out = capsys.readouterr().out
     assert "> bash" not in out and "> write_file" not in out
     [usage] = [line for line in out.splitlines() if line.startswith("  [tokens: ")]
+    # LiteLLM's message_start said 0 for the cache; its message_delta, which counts, said nothing
+    assert "; no cache figures: the endpoint sent none; " in usage
     counted, sent = re.search(r"the endpoint counted ([\d,]+) input tokens of about ([\d,]+) "
                               r"sent: a partial count, or part of the request never reached "
                               r"the model\]$", usage).groups()
