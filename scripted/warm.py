@@ -3,11 +3,11 @@ interpreter that has imported the SDK already.
 
 Each program is a Python process of its own, as `python PROGRAM ARGS` makes one: its own
 environment, working folder, sys.argv, sys.path and output file. But `import anthropic` alone
-costs seconds of CPU, and the docs build starts eight such programs. On POSIX a fork server
+costs seconds of CPU, and the docs build starts eight such programs. On Linux a fork server
 (multiprocessing's "forkserver") imports the SDK once, and each program runs in a process forked
-from it; elsewhere (Windows) each is a new interpreter, as before. Only third-party packages are
-imported ahead: the project's own modules load in the program's process, after its environment
-is set, as they would in a new interpreter.
+from it; elsewhere (macOS, Windows) each is a new interpreter, as before. Only third-party
+packages are imported ahead: the project's own modules load in the program's process, after its
+environment is set, as they would in a new interpreter.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ AHEAD = ["anthropic", "dotenv", "mcp"]  # what the programs import first, and ta
 
 class WarmPython:
     """`python ARGS` for programs that print to files. Inside `with WarmPython() as python:` on
-    POSIX, a fork server that imported AHEAD starts them; otherwise (or after the block) each is
+    Linux, a fork server that imported AHEAD starts them; otherwise (or after the block) each is
     a new interpreter. Leaving the block stops the server."""
 
     def __init__(self, ahead: list[str] = AHEAD) -> None:
@@ -36,9 +36,9 @@ class WarmPython:
         self.context = None
 
     def __enter__(self) -> WarmPython:
-        if "forkserver" not in multiprocessing.get_all_start_methods():
-            return self
-        from multiprocessing import forkserver  # POSIX only
+        if not sys.platform.startswith("linux"):  # macOS's system libraries may not survive
+            return self  # a fork; Windows has none: a new interpreter for each, as before
+        from multiprocessing import forkserver  # not on Windows
 
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload(self.ahead)
@@ -59,7 +59,7 @@ class WarmPython:
         if self.context is None:
             return
         self.context = None
-        from multiprocessing import forkserver  # POSIX only
+        from multiprocessing import forkserver  # not on Windows
 
         stop = getattr(forkserver._forkserver, "_stop", None)  # as CPython's own tests stop it
         if stop is not None:

@@ -171,8 +171,9 @@ def test_no_reply_at_all_is_one_line_naming_the_endpoint_and_the_two_settings():
     said, host = bad_reply([])
     assert said == (
         f"the endpoint at {host} sent HTTP 200 and then no message at all: the endpoint, or the "
-        "server behind it, is the likely cause, not the model; its log says why: try again, or "
-        "another MODEL_ID or ANTHROPIC_BASE_URL")
+        "server behind it, is the likely cause, not the model; its log says why. Try again, or "
+        "change the server's chat format (llama-cpp-python: --chat_format; llama-server: "
+        "--jinja), MODEL_ID or ANTHROPIC_BASE_URL")
 
 
 @pytest.mark.parametrize(("events", "after"), [
@@ -184,7 +185,9 @@ def test_a_stream_the_sdk_cannot_read_says_where_it_broke_and_what_to_change(eve
     assert said.startswith(f"the endpoint at {host} sent a stream the SDK cannot read (")
     assert said.endswith(
         f", in {after}): the endpoint, or the server behind it, is the likely cause, not the "
-        "model; its log says why: try again, or another MODEL_ID or ANTHROPIC_BASE_URL")
+        "model; its log says why. Try again, or change the server's chat format "
+        "(llama-cpp-python: --chat_format; llama-server: --jinja), MODEL_ID or "
+        "ANTHROPIC_BASE_URL")
 
 
 def test_an_error_body_in_any_other_shape_is_said_as_it_came():
@@ -242,8 +245,9 @@ def test_a_stream_without_message_stop_is_said_in_one_whole_line():
     said, host = bad_reply([START, *text_block("Hel")])
     assert said == (
         f"the endpoint at {host} sent a stream that ended before message_stop: the endpoint, or "
-        "the server behind it, is the likely cause, not the model; its log says why: try again, "
-        "or another MODEL_ID or ANTHROPIC_BASE_URL")
+        "the server behind it, is the likely cause, not the model; its log says why. Try again, "
+        "or change the server's chat format (llama-cpp-python: --chat_format; llama-server: "
+        "--jinja), MODEL_ID or ANTHROPIC_BASE_URL")
 
 
 def test_the_usage_knows_about_how_much_was_sent_and_whether_caching_was_asked(
@@ -287,7 +291,8 @@ def test_a_reply_without_a_stop_reason_is_said_in_one_whole_line():
     said, host = bad_reply([START, *text_block("Hi."), delta(None), STOP])
     assert said == (
         f"the endpoint at {host} sent a reply without a stop reason: the endpoint, or the server "
-        "behind it, is the likely cause, not the model; its log says why: try again, or another "
+        "behind it, is the likely cause, not the model; its log says why. Try again, or change "
+        "the server's chat format (llama-cpp-python: --chat_format; llama-server: --jinja), "
         "MODEL_ID or ANTHROPIC_BASE_URL")
 
 
