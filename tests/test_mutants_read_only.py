@@ -38,3 +38,30 @@ def test_proc_is_refused_in_one_line_that_says_why():
 def test_a_long_options_value_is_read_from_its_first_equals_sign_only(word):
     """A relative path after the first '=', in the work folder: not /proc."""
     refuse_process_files([["grep", word, "TODO"]])
+
+
+def test_a_word_of_every_operator_at_once_is_refused_like_one():
+    with pytest.raises(ToolError) as refused:
+        parse_read_only("grep '()<>;&|' a.txt", COMMANDS)
+    assert str(refused.value) == (
+        "refused: ( ) runs commands in a subshell (a quoted '()<>;&|' counts too)")
+
+
+def test_no_character_starts_a_comment():
+    """A shell would drop '#include' as a comment; the words reach grep as written."""
+    assert parse_read_only("grep XML #include a.txt", COMMANDS) == [
+        ["grep", "XML", "#include", "a.txt"]]
+
+
+@pytest.mark.parametrize(("command", "said"), [
+    ("cat a.txt\ncat b.txt", "refused: a line break starts a second command; read_only_bash runs "
+                             "one command, or a pipeline joined by |"),
+    ("rm a.txt", "refused: 'rm' is not one of the read-only commands this tool runs: cat, grep, "
+                 "uniq, sort. To get a file changed, say so in your report."),
+    ("uniq a.txt b.txt", "refused: uniq writes into its second file name; give it one file, or "
+                         "pipe into it"),
+])
+def test_each_refusal_is_one_line_that_says_what_to_do_instead(command, said):
+    with pytest.raises(ToolError) as refused:
+        parse_read_only(command, COMMANDS)
+    assert str(refused.value) == said
