@@ -293,7 +293,7 @@ TARGETS = {
             "x_launcher_environment", "x_locale_of", "x_read_only_sandbox", "x_sandbox_program",
             "x_without_seatbelt_warning",
         ],
-        "tests": ["tests/test_plumbing_sandbox.py"],
+        "tests": ["tests/test_mutants_sandbox.py", "tests/test_plumbing_sandbox.py"],
     },
     "sandbox-run": {
         "files": ["plumbing/sandbox.py"],
