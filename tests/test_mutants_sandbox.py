@@ -9,7 +9,13 @@ import pytest
 
 from plumbing.checks import ToolError
 from plumbing.platforms import linux, macos, windows
-from plumbing.sandbox import read_only_sandbox, sandbox_argv, windows_command_line
+from plumbing.sandbox import (
+    git_driver_settings,
+    program_in,
+    read_only_sandbox,
+    sandbox_argv,
+    windows_command_line,
+)
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the stand-in is a POSIX shell script")
 def test_macos_gets_seatbelt_where_sandbox_exec_starts_and_windows_gets_none(tmp_path,
@@ -37,3 +43,18 @@ def test_a_word_windows_would_split_otherwise_is_refused_in_one_line():
         "refused: 'say \"hi\"' cannot be passed on to a Windows program as one word (a double "
         "quote, two backslashes in a row or one at the end, or an empty word); write paths "
         "with /")
+
+
+def test_a_setting_of_no_driver_before_a_drivers_leaves_the_driver_switched_off():
+    """`diff.external` names no driver; the filter after it is switched off all the same."""
+    settings = git_driver_settings("diff.external\0filter.lfs.clean\0")
+    assert settings and all(setting.startswith("filter.lfs.") for setting in settings)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX's execute bit")
+def test_a_file_that_is_not_executable_is_no_program(tmp_path, monkeypatch):
+    monkeypatch.delenv("PATHEXT", raising=False)
+    (tmp_path / "sort").write_text("#!/bin/sh\n")
+    assert program_in(str(tmp_path), "sort") is None
+    (tmp_path / "sort").chmod(0o755)
+    assert program_in(str(tmp_path), "sort") == str(tmp_path / "sort")
