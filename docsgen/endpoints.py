@@ -4,6 +4,7 @@
     --8<-- "endpoints/en/sources.md"    the pages and source files each row follows
     --8<-- "endpoints/en/notes.md"      each row's notes for a learner (NOTES_JA: in Japanese)
     --8<-- "endpoints/en/recordings.md" what answered each recording the repository ships
+    --8<-- "endpoints/en/real.md"       what each real session sent back, and the server's log
     --8<-- "endpoints/litellm.yaml"     LiteLLM's config for a local OpenAI-format server
     --8<-- "endpoints/ollama.service.ini"   Ollama's context, set for its Linux service
     --8<-- "endpoints/ollama.sh"        the settings for a local server, for bash and zsh
@@ -152,6 +153,7 @@ def endpoint_files() -> dict[str, str]:
         files[f"endpoints/{language}/sources.md"] = sources()
         files[f"endpoints/{language}/notes.md"] = notes(language)
         files[f"endpoints/{language}/recordings.md"] = recordings(language)
+        files[f"endpoints/{language}/real.md"] = real_sessions(language)
     files["endpoints/litellm.yaml"] = litellm_config(LITELLM_BACKEND)
     files["endpoints/ollama.service.ini"] = (  # systemctl edit ollama.service: the override
         f'[Service]\nEnvironment="OLLAMA_CONTEXT_LENGTH={OLLAMA_CONTEXT}"\n')
@@ -334,6 +336,57 @@ def recordings(language: str) -> str:
                                              date=header["date"])
         lines.append(f"- `{Path(path).relative_to(ROOT).as_posix()}`: {said}")
     return "\n".join(lines) + "\n"
+
+
+REAL_LABELS = {
+    "en": {"columns": ["Recording", "Script", "Server", "Route", "What came back",
+                       "The server's log", "Exit code"],
+           "litellm": "behind LiteLLM", "direct": "its own /v1/messages",
+           "error": "HTTP {status}, {times} times", "empty": "HTTP 200, then an empty reply",
+           "prose": "prose, no tool call", "tool": "a tool call",
+           "stopped": ", stopped while it answered"},
+    "ja": {"columns": ["記録", "スクリプト", "サーバー", "経路", "返ってきたもの", "サーバーのログ",
+                       "終了コード"],
+           "litellm": "LiteLLM の後ろ", "direct": "サーバー自身の /v1/messages",
+           "error": "HTTP {status} が {times} 回", "empty": "HTTP 200 のあと、空の応答",
+           "prose": "文章だけ（ツール呼び出しなし）", "tool": "ツール呼び出し",
+           "stopped": "（応答の途中で止めた）"},
+}
+
+
+def real_sessions(language: str) -> str:
+    """One row per recording of tests/recordings/real/: the script, what stood behind the
+    gateway (its chat format), what came back, the error the server logged (which the gateway
+    never sends on; scripted/live_local.py keeps it in the header), and the script's exit code."""
+    labels = REAL_LABELS[language]
+    rows = [labels["columns"], ["---"] * len(labels["columns"])]
+    for path in sorted((RECORDINGS / "real").glob("*.jsonl")):
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        header = lines[0]
+        server = header["upstream"].split(" in front of ")[-1].split(" serving ")[0]
+        if header["upstream"].endswith(", stopped while it answered"):
+            server += labels["stopped"]
+        route = labels["litellm" if " in front of " in header["upstream"] else "direct"]
+        logged = "; ".join(f"`{line}`" for line in header.get("server_log", [])) or "-"
+        rows.append([f"`{path.stem}`", header["script"], server, route,
+                     came_back(lines, labels), logged, str(header["exit_code"])])
+    return "\n".join("| " + " | ".join(row) + " |" for row in rows) + "\n"
+
+
+def came_back(lines: list[dict], labels: dict) -> str:
+    """What the gateway sent, in a few words: errors, an empty reply, prose, a tool call."""
+    statuses = [line["status"] for line in lines if line["kind"] == "reply"]
+    failed = [status for status in statuses if status != 200]
+    if failed:
+        return labels["error"].format(status=failed[0], times=len(failed))
+    events = [line["data"] for line in lines if line["kind"] == "event"]
+    blocks = [event["content_block"]["type"] for event in events
+              if event["type"] == "content_block_start"]
+    if "tool_use" in blocks:
+        return labels["tool"]
+    said = "".join(event["delta"].get("text", "") for event in events
+                   if event["type"] == "content_block_delta")
+    return labels["prose"] if said.strip() else labels["empty"]
 
 
 def real_numbers() -> dict[str, str]:

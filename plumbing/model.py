@@ -288,9 +288,16 @@ def reply_fault(response: anthropic.types.Message, seen: set, request: dict) -> 
     if response.stop_reason is None:
         return "a reply without a stop reason"
     ended = response.stop_reason in NORMAL_END  # a refusal or max_tokens is the loop's to say
-    if ended and not response.content and not tool_results_were_last(request["messages"]):
+    if ended and nothing_in(response) and not tool_results_were_last(request["messages"]):
         return f"an empty reply (stop reason {response.stop_reason}, no text, no tool call)"
     return ""
+
+
+def nothing_in(response: anthropic.types.Message) -> bool:
+    """No block, or only text blocks with not one character: LiteLLM's OpenAI-format route sends
+    one empty text block when the server behind it failed after its 200 (tests/recordings/real/).
+    A reply of blank text is the model's own: the loop keeps nothing of it and goes on."""
+    return all(block.type == "text" and block.text == "" for block in response.content)
 
 
 NORMAL_END = ["end_turn", "stop_sequence"]
@@ -298,8 +305,7 @@ NORMAL_END = ["end_turn", "stop_sequence"]
 
 def no_reply(host: str, what: str) -> str:
     return (f"the endpoint at {host} sent {what}: the endpoint, or the server behind it, is the "
-            "likely cause, not the model; its log says why: try again, or another MODEL_ID "
-            "or ANTHROPIC_BASE_URL")
+            f"likely cause, not the model; its log says why. {WHAT_TO_TRY}")
 
 
 def unreadable_stream(host: str, exc: Exception, seen: set) -> str:
@@ -307,8 +313,15 @@ def unreadable_stream(host: str, exc: Exception, seen: set) -> str:
     after = "its first event" if not seen else "its events"
     return (f"the endpoint at {host} sent a stream the SDK cannot read ({type(exc).__name__}: "
             f"{first_line}, in {after}): the endpoint, or the server behind it, is the likely "
-            "cause, not the model; its log says why: try again, or another MODEL_ID or "
-            "ANTHROPIC_BASE_URL")
+            f"cause, not the model; its log says why. {WHAT_TO_TRY}")
+
+
+# Behind a gateway, a local server whose chat template cannot take the request fails after the
+# gateway's 200: llama-cpp-python's own format for tools refuses a streamed automatic tool
+# choice, and a GGUF's template that adds text to a message's content cannot take a list of
+# blocks (both recorded in tests/recordings/real/). Its chat format is the setting to change.
+WHAT_TO_TRY = ("Try again, or change the server's chat format (llama-cpp-python: --chat_format; "
+               "llama-server: --jinja), MODEL_ID or ANTHROPIC_BASE_URL")
 
 
 UNREADABLE_SHOWN = 200  # characters of the SDK's error: it may quote a whole tool input

@@ -92,8 +92,19 @@ def explain_api_error(exc: anthropic.APIError) -> str:
     url = "the API"
     if request is not None:
         url = f"{request.url.scheme}://{request.url.netloc.decode()}"
-    return hint.format(url=url, model=sent_field(request, "model"), status=error.status or "?",
+    said = hint.format(url=url, model=sent_field(request, "model"), status=error.status or "?",
                        retried=retried, message=error)
+    if (error.status or 0) < 500 or request is None or request.url.host == CLAUDE_API_HOST:
+        return said
+    # A gateway's 500 may quote a whole request back (LiteLLM in front of llama-cpp-python
+    # quoted v5's system prompt): the start of it, then whose fault it is and what to try.
+    return (f"{bounded(said, SERVER_ERROR_SHOWN)}; the endpoint at {request.url.netloc.decode()}, "
+            "or the server behind it, failed on this request: its log says why; try again, or "
+            "another MODEL_ID or ANTHROPIC_BASE_URL")
+
+
+CLAUDE_API_HOST = "api.anthropic.com"
+SERVER_ERROR_SHOWN = 400  # characters of a server error's message, before what to try
 
 
 def failed_request(exc: anthropic.APIError):
@@ -218,11 +229,11 @@ def users_new_text(messages: list, before: list) -> str | None:
     return added[0]["text"]
 
 
-def bounded(error: str) -> str:
+def bounded(error: str, limit: int = ALERT_LIMIT) -> str:
     """An error as one line of the screen: its lines joined (LiteLLM's run over six), at most
-    ALERT_LIMIT characters, and how many it had."""
+    `limit` characters, and how many it had."""
     line = " ".join(error.split())
-    return cut_short(line, ALERT_LIMIT, f"… [{len(line):,} characters in all]")
+    return cut_short(line, limit, f"… [{len(line):,} characters in all]")
 
 
 def in_effect(model: str, max_tokens: int, client: anthropic.Anthropic) -> str:

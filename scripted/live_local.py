@@ -9,7 +9,7 @@
 
 Two servers can stand behind LiteLLM: llama.cpp's own server (llama-server, from the prebuilt
 `xllamacpp` wheel; it also serves /v1/messages itself) and llama-cpp-python's OpenAI server
-(built from source: 10-30 minutes on two cores; LLAMA_PYTHON). Nobody here wrote any of them:
+(built from source: an hour on two busy cores here; LLAMA_PYTHON). Nobody here wrote any of them:
 the recordings are what real software sends a learner who follows the docs page "Other models,
 and no key" (its LiteLLM section shows the config litellm_config() writes). Each session is one
 row of SESSIONS; a row whose server's interpreter is not set is skipped, and says so. The files
@@ -32,6 +32,7 @@ import argparse
 import importlib.metadata
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -91,10 +92,17 @@ SESSIONS = [
             "the backend stops while it streams: what the gateway sends after its 200",
             breaks=True),
     Session("v1_litellm_llama_cpp_python", "v1", "llama-cpp-python", "litellm",
-            "llama-cpp-python's template with tools: an automatic tool choice is not streamed",
-            option="chatml-function-calling"),
+            "llama-cpp-python's format for tools refuses a streamed automatic tool choice, after "
+            "the gateway's 200", option="chatml-function-calling"),
     Session("v5_litellm_llama_cpp_python", "v5", "llama-cpp-python", "litellm",
-            "the same, for v5", option="chatml-function-calling"),
+            "v5's system prompt is a list of blocks: llama-cpp-python's schema takes a string",
+            option="chatml-function-calling"),
+    Session("v1_litellm_llama_cpp_python_gguf", "v1", "llama-cpp-python", "litellm",
+            "the GGUF's own chat template (no --chat_format) cannot add a list of blocks to "
+            "text, after the gateway's 200"),
+    Session("v1_litellm_llama_cpp_python_chatml", "v1", "llama-cpp-python", "litellm",
+            "the chatml format leaves out every message whose content is a list of blocks",
+            option="chatml"),
 ]
 
 
@@ -120,8 +128,9 @@ def backend_command(session: Session, python: str, gguf: Path, port: int) -> lis
     if session.backend == "xllamacpp":
         code = XLLAMACPP_SERVE.format(ctx=CONTEXT)
         return [python, "-c", code, str(gguf), str(port), MODEL_ALIAS]
+    chat_format = ["--chat_format", session.option] if session.option else []  # else the GGUF's
     return [python, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
-            "--n_ctx", str(CONTEXT), "--chat_format", session.option, "--n_threads", "1",
+            "--n_ctx", str(CONTEXT), *chat_format, "--n_threads", "1", "--n_threads_batch", "1",
             "--host", "127.0.0.1", "--port", str(port)]
 
 
@@ -218,17 +227,44 @@ def run_session(session: Session, pythons: dict[str, str], gguf: Path, out: Path
         workdir.mkdir()
         script_env = {**os.environ, "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": MASTER_KEY,
                       "MODEL_ID": MODEL_ALIAS, "MAX_TOKENS": MAX_TOKENS}
-        return record_session(session.version, out / f"{session.name}.jsonl", workdir, TASK,
+        code = record_session(session.version, out / f"{session.name}.jsonl", workdir, TASK,
                               upstream, script_env, source=source_of(session, gguf))
     finally:
         for process in reversed(started):
             stop(process)
+    said = errors_in(backend_log)
+    for line in said:
+        print(f"[live: the server's log: {line}]")
+    keep_in_header(out / f"{session.name}.jsonl", server_log=said)
+    return code
+
+
+def keep_in_header(recording: Path, **fields) -> None:
+    """Add fields to a recording's first line: what the gateway never sent on, such as the
+    error the server behind it logged (the docs page quotes it)."""
+    header, rest = recording.read_text(encoding="utf-8").split("\n", 1)
+    header = json.dumps({**json.loads(header), **fields}, ensure_ascii=False)
+    recording.write_text(f"{header}\n{rest}", encoding="utf-8", newline="\n")
+
+
+def errors_in(log: Path) -> list[str]:
+    """The errors a server's log names, each once and cut short: what the recording cannot
+    show, since it holds only what the gateway sent on."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    found = [match[0][:ERROR_LINE] for line in lines if (match := ERROR_LINE_RE.match(line))]
+    return list(dict.fromkeys(found))[-ERRORS_SHOWN:]
+
+
+# A Python traceback's last line, "ValueError: Automatic streaming tool choice is not supported"
+ERROR_LINE_RE = re.compile(r"^\w*(?:Error|Exception): .+")
+ERRORS_SHOWN, ERROR_LINE = 3, 300
 
 
 def source_of(session: Session, gguf: Path) -> str:
     """What answered, for the recording's header."""
     server = {"xllamacpp": "llama.cpp's server (xllamacpp)",
-              "llama-cpp-python": f"llama-cpp-python (--chat_format {session.option})"}
+              "llama-cpp-python": f"llama-cpp-python (--chat_format {session.option})"
+              if session.option else "llama-cpp-python (the GGUF's own chat template)"}
     said = f"{server[session.backend]} serving {gguf.name}"
     if session.route == "litellm":
         said = f"LiteLLM's proxy (OpenAI-format route) in front of {said}"

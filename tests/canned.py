@@ -38,12 +38,17 @@ def tool_block(partial_json: str, name: str = "bash") -> list[dict]:
             {"type": "content_block_stop", "index": 0}]
 
 
+POLL = 0.02  # seconds: how soon the server notices stop() (the default 0.5 s, at every test's end)
+
+
 class Canned:
-    """An endpoint that answers each POST with the next stream of `replies`, byte for byte, and
-    keeps each request body."""
+    """An endpoint that answers each POST with the next of `replies`, byte for byte, and keeps
+    each request body. A reply is a stream (a list of events, after HTTP 200) or an error
+    ({"status": 500, "body": {...}}, sent with retry-after-ms 0: the SDK's retries of it come at
+    once, which changes when they come and nothing else)."""
 
     def __init__(self) -> None:
-        self.replies: list[list[dict]] = []
+        self.replies: list[list[dict] | dict] = []
         self.requests: list[dict] = []
         owner = self
 
@@ -52,19 +57,34 @@ class Canned:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 owner.requests.append(json.loads(body))
                 events = owner.replies.pop(0)
+                if isinstance(events, dict):
+                    self.send_error_reply(events)
+                    return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("connection", "close")
                 self.end_headers()
-                for event in events:
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
-                                     .encode())
+                stream = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+                                 for event in events)
+                try:
+                    self.wfile.write(stream.encode())
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the SDK stopped reading a stream it could not read, as it may
+
+            def send_error_reply(self, reply: dict) -> None:
+                payload = json.dumps(reply["body"]).encode()
+                self.send_response(reply["status"])
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.send_header("retry-after-ms", "0")
+                self.end_headers()
+                self.wfile.write(payload)
 
             def log_message(self, *args) -> None:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(POLL,), daemon=True).start()
         self.host = f"127.0.0.1:{self.httpd.server_address[1]}"
 
     def stop(self) -> None:

@@ -58,7 +58,9 @@ def test_a_reply_that_is_no_reply_names_the_endpoint_as_the_likely_cause(shape, 
     said = str(stopped.value)
     assert said.startswith(f"the endpoint at {canned.host} sent ")
     assert what in said
-    assert "is the likely cause, not the model; its log says why: try again" in said
+    assert said.endswith("is the likely cause, not the model; its log says why. Try again, or "
+                         "change the server's chat format (llama-cpp-python: --chat_format; "
+                         "llama-server: --jinja), MODEL_ID or ANTHROPIC_BASE_URL")
     assert "\n" not in said
 
 

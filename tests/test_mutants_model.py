@@ -15,7 +15,7 @@ import pytest
 from plumbing.model import BadReply, RequestOptions, read_api_error, stream_reply
 from plumbing.screen import Screen
 from tests.agents import BASH_TOOL
-from tests.test_bad_replies import START, STOP, delta, tool_block
+from tests.canned import START, STOP, delta, text_block, tool_block
 
 MODEL = "claude-sonnet-5-5"
 SYSTEM = [{"type": "text", "text": "You are a careful agent."},
@@ -119,7 +119,7 @@ class Endpoint:
         self.httpd.server_close()
 
 
-def api_error(status: int, body: dict) -> anthropic.APIStatusError:
+def api_error(status: int, body: dict | str) -> anthropic.APIStatusError:
     """The error the SDK raises for an endpoint that answers `status` with `body`."""
     with Endpoint(status, json.dumps(body).encode(), "application/json") as endpoint:
         with pytest.raises(anthropic.APIStatusError) as raised:
@@ -171,8 +171,9 @@ def test_no_reply_at_all_is_one_line_naming_the_endpoint_and_the_two_settings():
     said, host = bad_reply([])
     assert said == (
         f"the endpoint at {host} sent HTTP 200 and then no message at all: the endpoint, or the "
-        "server behind it, is the likely cause, not the model; its log says why: try again, or "
-        "another MODEL_ID or ANTHROPIC_BASE_URL")
+        "server behind it, is the likely cause, not the model; its log says why. Try again, or "
+        "change the server's chat format (llama-cpp-python: --chat_format; llama-server: "
+        "--jinja), MODEL_ID or ANTHROPIC_BASE_URL")
 
 
 @pytest.mark.parametrize(("events", "after"), [
@@ -184,4 +185,135 @@ def test_a_stream_the_sdk_cannot_read_says_where_it_broke_and_what_to_change(eve
     assert said.startswith(f"the endpoint at {host} sent a stream the SDK cannot read (")
     assert said.endswith(
         f", in {after}): the endpoint, or the server behind it, is the likely cause, not the "
-        "model; its log says why: try again, or another MODEL_ID or ANTHROPIC_BASE_URL")
+        "model; its log says why. Try again, or change the server's chat format "
+        "(llama-cpp-python: --chat_format; llama-server: --jinja), MODEL_ID or "
+        "ANTHROPIC_BASE_URL")
+
+
+def test_an_error_body_in_any_other_shape_is_said_as_it_came():
+    """A gateway's plain-text body, {"message": ...}, and LiteLLM's "None" for a missing
+    value; an error without a message of its own is said in the SDK's words."""
+    with Endpoint(502, b"Bad gateway: upstream timed out", "text/plain") as endpoint:
+        with pytest.raises(anthropic.APIStatusError) as raised:
+            endpoint.client.messages.create(model=MODEL, max_tokens=10,
+                                            messages=REQUEST["messages"])
+    assert str(read_api_error(raised.value)) == "Bad gateway: upstream timed out"
+    assert str(read_api_error(api_error(503, "Service overloaded"))) == "Service overloaded"
+    assert str(read_api_error(api_error(400, {"message": "bad max_tokens"}))) == "bad max_tokens"
+    litellm = {"error": {"message": "no such model", "type": "None", "param": "null"}}
+    error = read_api_error(api_error(400, litellm))
+    assert (str(error), error.fields) == ("no such model", ())
+    untold = api_error(500, {"error": {"type": "server_error"}})
+    assert read_api_error(untold).message == str(untold) != "None"
+
+
+def test_an_error_with_no_http_answer_has_no_status():
+    with Endpoint(200, b"", "text/plain") as endpoint:
+        client = endpoint.client
+    with pytest.raises(anthropic.APIConnectionError) as raised:  # the server is gone now
+        client.messages.create(model=MODEL, max_tokens=10, messages=REQUEST["messages"])
+    assert read_api_error(raised.value).status is None
+
+
+def test_a_display_refusal_after_another_thread_dropped_thinking_is_sent_again_unsaid(screen,
+                                                                                      capsys):
+    """Two subagents sent the same request; the first refusal dropped thinking, so the second
+    (about its display) has nothing left to drop: send again, say nothing more."""
+    options = RequestOptions(screen)
+    sent = options.added_to(REQUEST)
+    thinking = api_error(400, {"type": "error", "error": {
+        "type": "invalid_request_error", "message": "thinking: Extra inputs are not permitted"}})
+    display = api_error(400, {"type": "error", "error": {
+        "type": "invalid_request_error",
+        "message": "thinking.display: Extra inputs are not permitted"}})
+    assert options.drop_refused(thinking, sent) and options.drop_refused(display, sent)
+    assert "thinking" not in options.added_to(REQUEST)
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "refused thinking (" in line
+
+
+def test_a_refused_display_is_said_in_one_whole_line(scripted_api, client, screen, capsys):
+    refusal = {"status": 400, "message": "thinking.display: Extra inputs are not permitted"}
+    scripted_api.play({"turns": [{"error": refusal}, {"text": "Plain."}]})
+    stream_reply(client, REQUEST, RequestOptions(screen), screen)
+    assert capsys.readouterr().err.strip() == (
+        "[the endpoint refused thinking.display, so the model's thinking is not shown; going on "
+        "without it]")
+
+
+def test_a_stream_without_message_stop_is_said_in_one_whole_line():
+    said, host = bad_reply([START, *text_block("Hel")])
+    assert said == (
+        f"the endpoint at {host} sent a stream that ended before message_stop: the endpoint, or "
+        "the server behind it, is the likely cause, not the model; its log says why. Try again, "
+        "or change the server's chat format (llama-cpp-python: --chat_format; llama-server: "
+        "--jinja), MODEL_ID or ANTHROPIC_BASE_URL")
+
+
+def test_the_usage_knows_about_how_much_was_sent_and_whether_caching_was_asked(
+    scripted_api, client, screen
+):
+    """The estimate grows with the system prompt, the tools and the messages alike (four
+    characters a token); after a refused cache_control the usage says none was asked."""
+    scripted_api.play({"turns": [{"text": "One."}, {"text": "Two."}, {"text": "Three."},
+                                 {"error": {"status": 400, "message":
+                                            "cache_control: Extra inputs are not permitted"}},
+                                 {"text": "Four."}]})
+    options = RequestOptions(screen)
+    base = stream_reply(client, REQUEST, options, screen).usage
+    longer_system = {**REQUEST, "system": [{"type": "text", "text": "s" * 4_000}]}
+    system = stream_reply(client, longer_system, options, screen).usage
+    longer_message = {**REQUEST, "messages": [{"role": "user", "content": "m" * 4_000}]}
+    message = stream_reply(client, longer_message, options, screen).usage
+    uncached = stream_reply(client, REQUEST, options, screen).usage
+    assert 900 <= system.sent_estimate - base.sent_estimate <= 1_000
+    assert 900 <= message.sent_estimate - base.sent_estimate <= 1_000
+    assert (base.cache_asked, uncached.cache_asked) == (True, False)
+
+
+def test_a_tool_call_that_ended_normally_is_not_asked_again(scripted_api, client, screen):
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}]})
+    response = stream_reply(client, REQUEST, RequestOptions(screen), screen)
+    assert (response.stop_reason, len(scripted_api.requests)) == ("tool_use", 1)
+
+
+def test_thinking_before_a_tool_call_shows_its_last_line_before_the_call(
+    scripted_api, client, screen, capsys
+):
+    """No text follows to end the thinking: the end of its block shows the line still open."""
+    scripted_api.play({"turns": [{"thinking": "First a plan.\nThen the call.",
+                                  "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}]})
+    stream_reply(client, REQUEST, RequestOptions(screen), screen)
+    assert capsys.readouterr().out == "  ┊ First a plan.\n  ┊ Then the call.\n"
+
+
+def test_a_reply_without_a_stop_reason_is_said_in_one_whole_line():
+    said, host = bad_reply([START, *text_block("Hi."), delta(None), STOP])
+    assert said == (
+        f"the endpoint at {host} sent a reply without a stop reason: the endpoint, or the server "
+        "behind it, is the likely cause, not the model; its log says why. Try again, or change "
+        "the server's chat format (llama-cpp-python: --chat_format; llama-server: --jinja), "
+        "MODEL_ID or ANTHROPIC_BASE_URL")
+
+
+def test_a_request_without_tools_after_tool_choice_was_refused_goes_without_either(
+    scripted_api, client, screen
+):
+    refusal = {"status": 400, "message": "tool_choice: Extra inputs are not permitted"}
+    scripted_api.play({"turns": [{"error": refusal}, {"text": "One."}, {"text": "Two."}]})
+    options = RequestOptions(screen)
+    stream_reply(client, REQUEST, options, screen)
+    no_tools = {key: value for key, value in REQUEST.items() if key != "tools"}
+    assert stream_reply(client, no_tools, options, screen).content[0].text == "Two."
+    assert "tool_choice" not in scripted_api.requests[-1].body
+
+
+def test_each_retry_of_a_broken_stream_says_which_attempt_of_how_many(
+    scripted_api, client, screen, capsys
+):
+    broken = {"text": "Half", "error": {"status": 529, "midstream": True}}
+    scripted_api.play({"turns": [broken, broken, {"text": "Whole."}]})
+    response = stream_reply(client, REQUEST, RequestOptions(screen), screen)
+    assert response.content[0].text == "Whole."
+    alerts = [line for line in capsys.readouterr().err.splitlines() if "retrying" in line]
+    assert [line.split("; ")[-1] for line in alerts] == ["attempt 2 of 3]", "attempt 3 of 3]"]

@@ -194,3 +194,27 @@ def test_the_usage_lines_words_on_the_page_match_the_code():
     assert "半分に満たない" in japanese and "1 トークンを約 4 文字" in japanese
     for said in ("not reported", "no cache figures: the endpoint sent none", "no cache"):
         assert said in english and said in japanese
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_real_sessions_table_says_what_came_back_and_what_the_server_logged(language):
+    """Made from tests/recordings/real/: one row per recording, what the gateway sent back (an
+    empty reply after a 200 is not prose), and the error the server behind it logged."""
+    from docsgen.endpoints import REAL_LABELS
+
+    page = (ROOT / f"docs_{language}" / "other-models.md").read_text(encoding="utf-8")
+    assert f'--8<-- "endpoints/{language}/real.md"' in page
+    labels = REAL_LABELS[language]
+    rows = {row.split(" | ")[0].strip("| `"): row.split(" | ")
+            for row in generated(f"endpoints/{language}/real.md").splitlines()[2:]}
+    shipped = sorted(path.stem for path in (ROOT / "tests" / "recordings" / "real").glob("*.jsonl"))
+    assert sorted(rows) == shipped
+    function_calling = rows["v1_litellm_llama_cpp_python"]
+    assert function_calling[2] == "llama-cpp-python (--chat_format chatml-function-calling)"
+    assert function_calling[3:] == [
+        labels["litellm"], labels["empty"],
+        "`ValueError: Automatic streaming tool choice is not supported`", "1 |"]
+    assert rows["v1_litellm_llama_cpp_python_gguf"][4] == labels["empty"]
+    assert rows["v5_litellm_llama_cpp_python"][4] == labels["error"].format(status=500, times=3)
+    assert rows["v1_litellm_llama_cpp_python_chatml"][4] == labels["prose"]
+    assert rows["v1_llama_server_messages"][3] == labels["direct"]

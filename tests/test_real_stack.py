@@ -30,15 +30,20 @@ from tests.canned import (
 REAL = Path(__file__).resolve().parent / "recordings" / "real"
 
 
-def recorded(name: str) -> tuple[dict, list[dict], list[list[dict]]]:
-    """A recording's header, its requests, and the events of each reply, as they came."""
+def recorded(name: str) -> tuple[dict, list[dict], list]:
+    """A recording's header, its requests, and each reply as it came: the events of a stream,
+    or an error's status and body (Canned sends either)."""
     lines = [json.loads(line) for line in (REAL / f"{name}.jsonl").read_text(
         encoding="utf-8").splitlines()]
     requests = [line["body"] for line in lines if line["kind"] == "request"]
-    replies: list[list[dict]] = [[] for _ in requests]
+    replies: list = [[] for _ in requests]
+    status = {line["exchange"]: line["status"] for line in lines if line["kind"] == "reply"}
     for line in lines:
         if line["kind"] == "event":
             replies[line["exchange"] - 1].append(line["data"])
+        elif line["kind"] == "body":
+            replies[line["exchange"] - 1] = {"status": status[line["exchange"]],
+                                             "body": line["data"]}
     return lines[0], requests, replies
 
 
@@ -50,11 +55,85 @@ def replayed_through(canned: Canned, make_agent, name: str) -> int:
     return agent.run_turn([], header["task"])
 
 
+@once("v1")
+def test_tool_choice_goes_out_as_it_went_to_the_real_stack(canned, make_agent):
+    """Item 3, by what the live run sent: the current script's request has the same tools and
+    the same automatic choice as the recorded one."""
+    _, [recorded_request], _ = recorded("v1_litellm_llama_cpp_python")
+    assert replayed_through(canned, make_agent, "v1_litellm_llama_cpp_python") == 1
+    [sent] = canned.requests
+    assert sent["tool_choice"] == recorded_request["tool_choice"] == {"type": "auto"}
+    assert [tool["name"] for tool in sent["tools"]] == [
+        tool["name"] for tool in recorded_request["tools"]]
+
+
+# llama-cpp-python behind LiteLLM, two chat formats: the server answered 200 through the gateway,
+# then failed while it made the prompt; the error it logged is in the recording's header
+FAILED_AFTER_200 = {
+    ("v1", "v1_litellm_llama_cpp_python"): (
+        "--chat_format chatml-function-calling",
+        "ValueError: Automatic streaming tool choice is not supported"),
+    ("v1", "v1_litellm_llama_cpp_python_gguf"): (
+        "the GGUF's own chat template",
+        'TypeError: can only concatenate str (not "list") to str'),
+}
+
+
+@pytest.mark.parametrize(("version", "name"), FAILED_AFTER_200, ids=lambda name: name)
+def test_a_server_that_failed_after_the_gateways_200_ends_the_run_with_one_line(
+    canned, make_agent, capsys, version, name
+):
+    """LiteLLM sends a reply of one empty text block and end_turn: no tool call, no text. The
+    one-shot run exits 1, and the one line names the gateway's host and the setting to change."""
+    header, requests, [reply] = recorded(name)
+    server, logged = FAILED_AFTER_200[version, name]
+    assert server in header["upstream"] and logged in header["server_log"]
+    assert requests[0]["tool_choice"] == {"type": "auto"}
+    blocks = [event["content_block"] for event in reply if event["type"] == "content_block_start"]
+    assert blocks == [{"type": "text", "text": ""}]
+    deltas = [event["delta"] for event in reply if event["type"] == "content_block_delta"]
+    assert deltas == [] and reply[-2]["delta"]["stop_reason"] == "end_turn"
+    assert replayed_through(canned, make_agent, name) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"[error: the endpoint at {canned.host} sent an empty reply (stop "
+                           "reason end_turn, no text, no tool call): the endpoint, or the "
+                           "server behind it, is the likely cause, not the model")
+    assert "change the server's chat format (llama-cpp-python: --chat_format;" in line
+    assert line.endswith("; your conversation is kept]")
+
+
+@once("v5")
+def test_v5s_system_prompt_as_blocks_is_refused_by_llama_cpp_python_in_one_line(
+    canned, make_agent, capsys
+):
+    """v5 sends its system prompt as a block with a cache breakpoint; LiteLLM passes the list on,
+    and llama-cpp-python's schema takes only a string there: HTTP 500 from the gateway, whose
+    message quotes the whole system prompt back. The SDK tries three times; then one line, the
+    start of the error and whose fault it is, naming the gateway's host."""
+    header, requests, replies = recorded("v5_litellm_llama_cpp_python")
+    assert isinstance(requests[0]["system"], list) and len(replies) == 3
+    assert [reply["status"] for reply in replies] == [500, 500, 500]
+    assert "Input should be a valid string" in replies[0]["body"]["error"]["message"]
+    assert replayed_through(canned, make_agent, "v5_litellm_llama_cpp_python") == 1
+    err = capsys.readouterr().err
+    [line] = [line for line in err.strip().splitlines() if line.startswith("[error: ")]
+    assert line.startswith("[error: the API answered 500, still after 2 retries: api_error: "
+                           "litellm.InternalServerError: ")
+    assert line.endswith(f"characters in all]; the endpoint at {canned.host}, or the server "
+                         "behind it, failed on this request: its log says why; try again, or "
+                         "another MODEL_ID or ANTHROPIC_BASE_URL]")
+    assert len(line) < 700 and len(canned.requests) == 3
+
+
 @pytest.mark.parametrize(("version", "name"), [("v1", "v1_litellm_llama_server"),
-                                               ("v5", "v5_litellm_llama_server")])
+                                               ("v5", "v5_litellm_llama_server"),
+                                               ("v1", "v1_litellm_llama_cpp_python_chatml")])
 def test_a_small_model_behind_litellm_answered_in_prose_and_the_line_says_the_count_is_partial(
     canned, make_agent, capsys, version, name
 ):
+    """llama.cpp's server left the tools out of the prompt (its template has none); with
+    --chat_format chatml llama-cpp-python left out every message whose content is a list of
+    blocks, the task too, and the model greeted an empty conversation."""
     header, requests, replies = recorded(name)
     assert "LiteLLM's proxy (OpenAI-format route)" in header["upstream"]
     # the tools and the automatic choice went out with every request...
