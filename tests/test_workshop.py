@@ -16,8 +16,9 @@ Every rule has at least one of each.
 The inner runs are cheap: an exercise's checks run once (one pytest session) for all of its
 scripts, each test once per script (EachScript): a session of its own per script cost 0.15 s of
 CPU before its first check ran, 147 times. What they import (the SDK, rich, prompt_toolkit, the
-plumbing) is imported once, here, by loading the script an exercise starts from before its run;
-pytester forgets the modules a run imports. The captured logs and long tracebacks are left out.
+plumbing) is imported once, here, by loading the scripts the exercises start from before the first
+run (what_the_scripts_import); pytester forgets the modules a run imports. The captured logs and
+long tracebacks are left out.
 """
 
 import difflib
@@ -127,7 +128,18 @@ EXERCISE_RUNS = (  # the tests below that read a run of an exercise's checks
     "test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks",
     "test_each_other_right_solution_passes",
 )
-RUNS: dict[str, dict[str, SimpleNamespace]] = {}  # exercise: the result of each of its runs
+RUNS: dict[str, dict[str, SimpleNamespace]] = {}
+
+
+@pytest.fixture(scope="module")
+def what_the_scripts_import() -> None:
+    """What the scripts the exercises start from import (the SDK, rich, prompt_toolkit, the
+    plumbing, the MCP SDK), imported once, before the first run of a worker that runs one, and
+    not at collection. Before pytester: it forgets, when its test ends, every module imported
+    while it was in use, and a package with a compiled part (cryptography, under the MCP SDK)
+    fails when its Python modules are imported a second time."""
+    for base in sorted(set(EXERCISES.values())):
+        load_script(ROOT / base)  # exercise: the result of each of its runs
 
 
 def runs_of(exercise: str, request, pytester, monkeypatch, tmp_path_factory) -> dict:
@@ -152,9 +164,6 @@ def runs_of(exercise: str, request, pytester, monkeypatch, tmp_path_factory) -> 
             scripts[variant] = build_variant(exercise, variant, tmp_path_factory.mktemp("variant"))
         else:
             scripts["start"] = ROOT / EXERCISES[exercise]
-    # what the scripts import, imported here, where pytester leaves it for the next run (exercise
-    # 8's server imports the MCP SDK, which a worker that runs no check of exercise 8 never does)
-    load_script(ROOT / EXERCISES[exercise])
     plugin = EachScript(scripts, rules)
     done = run_exercise(
         pytester, monkeypatch, exercise, ROOT / EXERCISES[exercise], plugins=[plugin]
@@ -330,7 +339,7 @@ def test_every_rule_of_a_readme_has_a_test_a_wrong_and_a_right_solution(exercise
 
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_the_untouched_starting_point_fails_and_each_failure_names_its_rule(
-    exercise, request, pytester, monkeypatch, tmp_path_factory
+    exercise, what_the_scripts_import, request, pytester, monkeypatch, tmp_path_factory
 ):
     done = runs_of(exercise, request, pytester, monkeypatch, tmp_path_factory)["start"]
     assert done.ret == 1 and done.failures, done.output
@@ -344,7 +353,7 @@ def test_the_untouched_starting_point_fails_and_each_failure_names_its_rule(
 
 @pytest.mark.parametrize(("exercise", "wrong"), WRONG, ids=[f"{e[:2]}-{w}" for e, w in WRONG])
 def test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks(
-    exercise, wrong, request, pytester, monkeypatch, tmp_path_factory
+    exercise, wrong, what_the_scripts_import, request, pytester, monkeypatch, tmp_path_factory
 ):
     rule = rule_of(wrong)
     done = runs_of(exercise, request, pytester, monkeypatch, tmp_path_factory)[wrong]
@@ -357,7 +366,7 @@ def test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks(
 
 @pytest.mark.parametrize(("exercise", "right"), RIGHT, ids=[f"{e[:2]}-{r}" for e, r in RIGHT])
 def test_each_other_right_solution_passes(
-    exercise, right, request, pytester, monkeypatch, tmp_path_factory
+    exercise, right, what_the_scripts_import, request, pytester, monkeypatch, tmp_path_factory
 ):
     done = runs_of(exercise, request, pytester, monkeypatch, tmp_path_factory)[right]
     assert done.ret in (0, 1) and done.passed and not done.any_failed, (
