@@ -11,6 +11,7 @@ part of the run it would start. Each OS's set-up lines are there, the same on th
 """
 
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -98,6 +99,10 @@ def run_module_in_process(module: str, args: list[str], input_text: str, monkeyp
     monkeypatch.setattr(sys, "argv", [module, *args])
     monkeypatch.setattr(sys, "path", [str(ROOT), *sys.path])
     monkeypatch.setattr(sys, "stdin", io.StringIO(input_text))
+    if importlib.util.find_spec(module).submodule_search_locations is None:
+        # a module, not a package: run as a fresh __main__, as a new interpreter runs it (runpy
+        # warns when the project's own imports have loaded it already)
+        monkeypatch.delitem(sys.modules, module, raising=False)
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
