@@ -344,13 +344,15 @@ REAL_LABELS = {
            "litellm": "behind LiteLLM", "direct": "its own /v1/messages",
            "error": "HTTP {status}, {times} times", "empty": "HTTP 200, then an empty reply",
            "prose": "prose, no tool call", "tool": "a tool call",
-           "stopped": ", stopped while it answered"},
+           "stopped": ", stopped while it answered",
+           "error_event": "HTTP 200, then an error event", "then": "; then "},
     "ja": {"columns": ["記録", "スクリプト", "サーバー", "経路", "返ってきたもの", "サーバーのログ",
                        "終了コード"],
            "litellm": "LiteLLM の後ろ", "direct": "サーバー自身の /v1/messages",
            "error": "HTTP {status} が {times} 回", "empty": "HTTP 200 のあと、空の応答",
            "prose": "文章だけ（ツール呼び出しなし）", "tool": "ツール呼び出し",
-           "stopped": "（応答の途中で止めた）"},
+           "stopped": "（応答の途中で止めた）",
+           "error_event": "HTTP 200 のあと、エラーのイベント", "then": "。そのあと "},
 }
 
 
@@ -377,9 +379,14 @@ def came_back(lines: list[dict], labels: dict) -> str:
     """What the gateway sent, in a few words: errors, an empty reply, prose, a tool call."""
     statuses = [line["status"] for line in lines if line["kind"] == "reply"]
     failed = [status for status in statuses if status != 200]
-    if failed:
-        return labels["error"].format(status=failed[0], times=len(failed))
     events = [line["data"] for line in lines if line["kind"] == "event"]
+    said = []
+    if any(event["type"] == "error" for event in events):
+        said.append(labels["error_event"])
+    if failed:
+        said.append(labels["error"].format(status=failed[0], times=len(failed)))
+    if said:
+        return labels["then"].join(said)
     blocks = [event["content_block"]["type"] for event in events
               if event["type"] == "content_block_start"]
     if "tool_use" in blocks:

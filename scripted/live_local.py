@@ -88,6 +88,8 @@ SESSIONS = [
     Session("v5_litellm_llama_server", "v5", "xllamacpp", "litellm", "the same, for v5"),
     Session("v1_llama_server_messages", "v1", "xllamacpp", "direct",
             "llama-server's own /v1/messages: cache reads counted, cache writes not reported"),
+    # What LiteLLM sends then depends on the moment: a reply ended as if complete, or an error
+    # event and then 500s (kept by hand as v1_litellm_backend_stops_error, from a later run).
     Session("v1_litellm_backend_stops", "v1", "xllamacpp", "litellm",
             "the backend stops while it streams: what the gateway sends after its 200",
             breaks=True),

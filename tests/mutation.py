@@ -2,6 +2,7 @@
 
     python -m tests.mutation rules          # one target (see TARGETS), a few minutes
     python -m tests.mutation --list         # the targets, their code and their tests
+    python -m tests.mutation todo --recheck tests/test_mutants_todo.py   # new tests, same run
 
 mutmut (requirements-mutation.txt) changes one thing at a time in the target's code (a `<` for a
 `<=`, a string, a deleted call) and runs the tests that reach the function it changed. A mutant the
@@ -259,7 +260,8 @@ TARGETS = {
     },
     "platforms": {
         "files": ["plumbing/platforms.py"],
-        "tests": ["tests/test_plumbing_platforms.py", "tests/test_plumbing_files.py"],
+        "tests": ["tests/test_plumbing_platforms.py", "tests/test_mutants_platforms.py",
+                  "tests/test_plumbing_files.py"],
     },
     "mcp": {
         "files": ["plumbing/mcp.py"],
@@ -522,21 +524,29 @@ def mutant_patterns(target: dict) -> list[str]:
 
 
 def tally(into: Path, patterns: list[str]) -> Counter:
-    """Each mutant's outcome, from `mutmut results --all true`, for the chosen functions."""
+    """How many mutants of the chosen functions had each outcome; the ones left are named."""
+    outcomes = Counter()
+    for name, status in outcomes_of(into, patterns):
+        outcomes[status] += 1
+        if status not in ("killed", "timeout"):
+            print(f"  {status}: {name}")
+    return outcomes
+
+
+def outcomes_of(into: Path, patterns: list[str]) -> list[tuple[str, str]]:
+    """(mutant, outcome) of the chosen functions, from `mutmut results --all true`."""
     from fnmatch import fnmatch
 
     listed = subprocess.run(
         [mutmut(), "results", "--all", "true"], cwd=into, capture_output=True, text=True,
         check=True,
     ).stdout
-    outcomes = Counter()
+    found = []
     for line in listed.splitlines():
         name, _, status = line.strip().rpartition(": ")
         if name and any(fnmatch(name, pattern) for pattern in patterns):
-            outcomes[status] += 1
-            if status not in ("killed", "timeout"):
-                print(f"  {status}: {name}")
-    return outcomes
+            found.append((name, status))
+    return found
 
 
 def mutmut() -> str:
@@ -569,10 +579,48 @@ def run(name: str, children: int) -> Counter:
     return outcomes
 
 
+# Run in the run's mutants/ folder, one process for every mutant left: mutmut's trampolines read
+# MUTANT_UNDER_TEST at each call, so the same imported code takes each mutant in turn.
+RECHECK = """
+import os, sys
+import pytest
+sys.path.insert(0, os.getcwd())
+files = sys.argv[1:]
+for name in sys.stdin.read().split():
+    os.environ["MUTANT_UNDER_TEST"] = name
+    code = pytest.main([*files, "-q", "-x", "-p", "no:xdist", "-p", "no:randomly",
+                        "-p", "no:cacheprovider"])
+    print(f"RECHECK {'survived' if code == 0 else 'killed'}: {name}", file=sys.__stderr__)
+"""
+
+
+def recheck(name: str, files: list[str]) -> None:
+    """After new tests: run them (with the tests of the same name, copied in) against each mutant
+    the last run of `name` left alive, without running mutmut again. Prints each one's fate."""
+    target = TARGETS[name]
+    into = WORK / name
+    if not (into / "mutants").is_dir():
+        sys.exit(f"no run of {name} to recheck: run `python -m tests.mutation {name}` first")
+    for file in files:
+        shutil.copy2(ROOT / file, into / "mutants" / file)
+    left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
+            if status not in ("killed", "timeout")]
+    done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
+                          input="\n".join(left), text=True, capture_output=True, check=False)
+    fates = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
+    for line in fates:
+        print("  " + line.removeprefix("RECHECK "))
+    killed = sum(line.startswith("RECHECK killed") for line in fates)
+    print(f"{name}: of {len(left)} left by the last run, {killed} killed by {', '.join(files)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=", ".join(TARGETS))
     parser.add_argument("--list", action="store_true", help="list the targets and stop")
+    parser.add_argument("--recheck", nargs="+", metavar="TEST_FILE",
+                        help="run these test files against the mutants the last run of each "
+                             "target left alive (no new mutmut run)")
     parser.add_argument("--children", type=int, default=1,
                         help="mutants tested at once (default 1: the machine is shared)")
     options = parser.parse_args()
@@ -585,7 +633,10 @@ def main() -> None:
     if unknown:
         parser.error(f"no such target {', '.join(unknown)}; the targets: {', '.join(TARGETS)}")
     for name in options.targets:
-        run(name, options.children)
+        if options.recheck:
+            recheck(name, options.recheck)
+        else:
+            run(name, options.children)
 
 
 if __name__ == "__main__":

@@ -317,3 +317,16 @@ def test_each_retry_of_a_broken_stream_says_which_attempt_of_how_many(
     assert response.content[0].text == "Whole."
     alerts = [line for line in capsys.readouterr().err.splitlines() if "retrying" in line]
     assert [line.split("; ")[-1] for line in alerts] == ["attempt 2 of 3]", "attempt 3 of 3]"]
+
+
+def test_a_model_of_unknown_output_is_asked_again_with_the_smallest_current_maximum(
+    scripted_api, screen, capsys
+):
+    cut = {"tool_calls": [{"name": "bash", "input": {"command": "echo cut"}}],
+           "stop_reason": "max_tokens"}
+    scripted_api.play({"endpoint": "ollama", "turns": [cut, {"text": "Whole."}]})
+    env = scripted_api.endpoint_env("ollama")
+    client = anthropic.Anthropic(base_url=env["ANTHROPIC_BASE_URL"], api_key="k", max_retries=0)
+    request = {**REQUEST, "model": env["MODEL_ID"]}
+    assert stream_reply(client, request, RequestOptions(screen), screen).content[0].text == "Whole."
+    assert [sent.body["max_tokens"] for sent in scripted_api.requests] == [1_000, 64_000]

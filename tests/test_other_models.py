@@ -218,3 +218,5 @@ def test_the_real_sessions_table_says_what_came_back_and_what_the_server_logged(
     assert rows["v5_litellm_llama_cpp_python"][4] == labels["error"].format(status=500, times=3)
     assert rows["v1_litellm_llama_cpp_python_chatml"][4] == labels["prose"]
     assert rows["v1_llama_server_messages"][3] == labels["direct"]
+    assert rows["v1_litellm_backend_stops_error"][4] == labels["then"].join(
+        [labels["error_event"], labels["error"].format(status=500, times=3)])

@@ -147,6 +147,8 @@ def test_a_small_model_behind_litellm_answered_in_prose_and_the_line_says_the_co
     out = capsys.readouterr().out
     assert "> bash" not in out and "> write_file" not in out
     [usage] = [line for line in out.splitlines() if line.startswith("  [tokens: ")]
+    # LiteLLM's message_start said 0 for the cache; its message_delta, which counts, said nothing
+    assert "; no cache figures: the endpoint sent none; " in usage
     counted, sent = re.search(r"the endpoint counted ([\d,]+) input tokens of about ([\d,]+) "
                               r"sent: a partial count, or part of the request never reached "
                               r"the model\]$", usage).groups()
@@ -180,6 +182,29 @@ def test_litellm_ends_a_reply_its_backend_dropped_as_if_it_were_complete(
     assert reply[-2]["delta"]["stop_reason"] == "end_turn"
     assert replayed_through(canned, make_agent, "v1_litellm_backend_stops") == 0
     assert capsys.readouterr().err == ""
+
+
+@once("v1")
+def test_litellm_may_instead_send_an_error_event_and_then_500_and_the_run_ends_in_one_line(
+    canned, make_agent, capsys
+):
+    """The same session run again: this time LiteLLM sent `event: error` inside its 200 (the
+    backend's connection failed), the script sent the request again as it does after a 529,
+    and LiteLLM answered 500 to it and to the SDK's two retries. One line then names the
+    gateway's host; the run exits 1."""
+    header, _, replies = recorded("v1_litellm_backend_stops_error")
+    assert header["upstream"].endswith(", stopped while it answered")
+    assert [event["type"] for event in replies[0]][-1] == "error"
+    assert [reply["status"] for reply in replies[1:]] == [500, 500, 500]
+    assert replayed_through(canned, make_agent, "v1_litellm_backend_stops_error") == 1
+    assert len(canned.requests) == 4
+    err = capsys.readouterr().err
+    assert "[retrying: the stream broke off (api_error: litellm.APIConnectionError: " in err
+    [line] = [line for line in err.splitlines() if line.startswith("[error: ")]
+    assert line.startswith("[error: the API answered 500, still after 2 retries: ")
+    assert line.endswith(f"; the endpoint at {canned.host}, or the server behind it, failed on "
+                         "this request: its log says why; try again, or another MODEL_ID or "
+                         "ANTHROPIC_BASE_URL]")
 
 
 # -- v5's compaction, where the endpoint counts little or nothing --
