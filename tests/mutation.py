@@ -276,7 +276,7 @@ TARGETS = {
     "read-only": {
         "files": ["plumbing/read_only.py"],
         # the parser's refusals, each through an explore subagent's read_only_bash
-        "tests": ["tests/test_plumbing_sandbox.py"] + [
+        "tests": ["tests/test_mutants_read_only.py", "tests/test_plumbing_sandbox.py"] + [
             f"tests/test_subagents.py::test_read_only_bash_{name}"
             for name in ("refuses_whatever_could_change_a_file", "runs_read_commands")
         ],
