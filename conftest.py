@@ -7,6 +7,7 @@ conftest.py says with a `script_path` fixture: a version script in tests/, an at
 """
 
 import os
+import re
 
 import pytest
 
@@ -47,6 +48,10 @@ def pytest_xdist_auto_num_workers(config):
 
 BROWSER_TESTS = ("tests/test_browser.py", "tests/test_layout.py")
 LITELLM_TESTS = "tests/test_litellm.py"
+# an exercise's runs in tests/test_workshop.py share one pytest session of its checks
+WORKSHOP_RUNS = re.compile(
+    r"tests/test_workshop\.py::test_(?:the_untouched|each_wrong|each_other)\w*\[(\d\d)-"
+)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -55,13 +60,16 @@ def pytest_xdist_make_scheduler(config, log):
     then keeps the site's scripts compiled from one page to the next. Spread over four workers,
     the same tests took a third more CPU (four browsers, each compiling mermaid again). Every
     other test is a unit of its own; the largest unit (the browser's) is handed out first, and
-    waits there for the docs build that started with the run."""
+    waits there for the docs build that started with the run. The runs of one workshop exercise
+    go to one worker too: they share one pytest session of the exercise's checks."""
     from xdist.scheduler import LoadScopeScheduling
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith(LITELLM_TESTS):  # one LiteLLM proxy (seconds to start) for all
                 return "the LiteLLM proxy"
+            if exercise := WORKSHOP_RUNS.match(nodeid):
+                return f"the runs of exercise {exercise[1]}"
             return "the browser" if nodeid.startswith(BROWSER_TESTS) else nodeid
 
     return BrowserTestsTogether(config, log)

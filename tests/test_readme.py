@@ -4,13 +4,18 @@ Every ```bash and ```powershell block of README.md and README_ja.md is split int
 activate and pip steps are skipped (CI has just done them). A version script runs against the
 scripted server with a one-turn scenario, in this process: its main(), with the command's
 arguments, input and folder (a second interpreter would only import the SDK again; the last test
-runs a script as a process of its own). The test command only collects, since this test is part
-of the run it would start. Each OS's set-up lines are there, the same on the setup page, and
+runs a script as a process of its own). `python -m MODULE` runs the module here too (the demo
+still starts v1 as a process of its own). The test command only collects, since this test is
+part of the run it would start. Each OS's set-up lines are there, the same on the setup page, and
 .github/workflows/tests.yml runs exactly them on that OS.
 """
 
+import contextlib
+import importlib.util
+import io
 import os
 import re
+import runpy
 import shlex
 import subprocess
 import sys
@@ -61,7 +66,7 @@ def test_the_readmes_show_the_two_commands_and_a_real_run():
 
 
 @pytest.mark.parametrize("command", readme_commands())
-def test_readme_command_works(command, scripted_api, tmp_path):
+def test_readme_command_works(command, scripted_api, tmp_path, monkeypatch, capfd):
     argv = [sys.executable if word == "python" else word for word in shlex.split(command)]
     argv = [str(tmp_path) if word.startswith("/path/to/") else word for word in argv]
     if argv[1:3] == ["-m", "pytest"]:
@@ -77,16 +82,35 @@ def test_readme_command_works(command, scripted_api, tmp_path):
         assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         assert ("Hello from the scripted model." in done.stdout) == bool(words), done.stdout
         return
-    done = subprocess.run(
-        argv,
-        cwd=ROOT,
-        input="q\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_COLOR": "1"},
+    assert argv[1] == "-m", command  # python -m MODULE: run here, as run_in_process runs a script
+    done = run_module_in_process(argv[2], argv[3:], input_text="q\n", monkeypatch=monkeypatch)
+    printed = capfd.readouterr()  # what a process the module started printed (the demo's v1)
+    assert done.returncode == 0, (
+        f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}\n{printed.out[-2000:]}"
     )
-    assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+def run_module_in_process(module: str, args: list[str], input_text: str, monkeypatch):
+    """`python -m MODULE ARGS` in the project folder, in this process: what the interpreter sets
+    up for it (sys.argv, the folder first on sys.path, stdin), then the module as __main__. Its
+    exit code and what it printed, as subprocess.run gives them."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setattr(sys, "argv", [module, *args])
+    monkeypatch.setattr(sys, "path", [str(ROOT), *sys.path])
+    monkeypatch.setattr(sys, "stdin", io.StringIO(input_text))
+    if importlib.util.find_spec(module).submodule_search_locations is None:
+        # a module, not a package: run as a fresh __main__, as a new interpreter runs it (runpy
+        # warns when the project's own imports have loaded it already)
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (exc.code is not None)
+    return subprocess.CompletedProcess([module, *args], code, stdout.getvalue(), stderr.getvalue())
 
 
 @pytest.mark.parametrize("name", READMES + SETUP_PAGES)

@@ -13,10 +13,12 @@ includes workshop/). Here each exercise runs again, in this process (pytester), 
   worded or built differently for the rules its name starts with, which must pass every test.
 Every rule has at least one of each.
 
-The inner runs are cheap: what they import (the SDK, rich, prompt_toolkit, the plumbing) is
-imported once, here, by loading each script an exercise starts from; pytester forgets the modules
-a run imports, and importing them again took a third of each run. The captured logs and long
-tracebacks are left out.
+The inner runs are cheap: an exercise's checks run once (one pytest session) for all of its
+scripts, each test once per script (EachScript): a session of its own per script cost 0.15 s of
+CPU before its first check ran, 147 times. What they import (the SDK, rich, prompt_toolkit, the
+plumbing) is imported once, here, by loading the scripts the exercises start from before the first
+run (what_the_scripts_import); pytester forgets the modules a run imports. The captured logs and
+long tracebacks are left out.
 """
 
 import difflib
@@ -48,14 +50,12 @@ EXERCISE_FILES = ["README.md", "README_ja.md", "test_exercise.py", "solution.dif
 WRONG = [(exercise, wrong) for exercise in EXERCISES for wrong in variants(exercise, "wrong")]
 RIGHT = [(exercise, right) for exercise in EXERCISES for right in variants(exercise, "right")]
 RULE_TEST = re.compile(r"test_rule(\d+)_")
-for base in sorted(set(EXERCISES.values())):
-    load_script(ROOT / base)  # imports, once for all inner runs, what the scripts import
 
 
-def run_exercise(pytester, monkeypatch, exercise: str, script, *options: str):
+def run_exercise(pytester, monkeypatch, exercise: str, script, *options: str, plugins=()):
     """Run an exercise's tests on script, in this process, as an attendee would type it in the
-    project folder. The installed plugins are not looked up again for each of the ~75 runs
-    (reading every package's entry points cost a fifth of a run): the checks use none of them."""
+    project folder. The installed plugins are not looked up again for each run (reading every
+    package's entry points cost a fifth of a run): the checks use none of them."""
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     return pytester.runpytest_inprocess(
@@ -70,19 +70,132 @@ def run_exercise(pytester, monkeypatch, exercise: str, script, *options: str):
         "-p",
         "no:unraisableexception",  # it collects garbage five times at the end of each run
         *options,
+        plugins=list(plugins),
     )
 
 
-def failed_calls(done) -> list:
-    """The reports of the tests that failed (not the errors at setup or teardown)."""
-    return [report for report in done.reprec.getfailures() if report.when == "call"]
+class EachScript:
+    """A plugin for an exercise's run: every test runs once on each script, as a run with
+    --solution SCRIPT runs it. A wrong solution's script runs only the tests of the rule it
+    breaks, up to its first failure (as `-x -k test_rule<N>_` would); the others run every test.
+    `runs` tells each report's run ("start", "wrong/3-limit-per-file", ...) and test, as a run of
+    one script names it."""
+
+    def __init__(self, scripts: dict[str, Path], rules: dict[str, int]):
+        self.scripts = scripts  # run: its script
+        self.rules = rules  # run of a wrong solution: the rule whose tests it runs
+        self.runs: dict[str, tuple[str, str]] = {}  # node id: its run, its test
+        self.stopped: set[str] = set()  # the wrong solutions that failed once
+
+    @pytest.hookimpl(trylast=True)  # after the test's own parameters: its id ends with the run
+    def pytest_generate_tests(self, metafunc) -> None:
+        # a parameter of the name shadows the script_path fixture of workshop/conftest.py
+        if "script_path" in metafunc.fixturenames:
+            metafunc.parametrize("script_path", list(self.scripts.values()), ids=list(self.scripts))
+
+    def pytest_collection_modifyitems(self, config, items) -> None:
+        for item in items:
+            script = item.callspec.params["script_path"]
+            run = next(run for run, path in self.scripts.items() if path == script)
+            if item.name.endswith(f"[{run}]"):
+                test = item.name.removesuffix(f"[{run}]")
+            elif item.name.endswith(f"-{run}]"):
+                test = item.name.removesuffix(f"-{run}]") + "]"
+            else:
+                raise pytest.UsageError(f"{item.nodeid}: its id does not end with {run}")
+            self.runs[item.nodeid] = (run, test)
+
+        def selected(item) -> bool:
+            run, test = self.runs[item.nodeid]
+            return run not in self.rules or test.startswith(f"test_rule{self.rules[run]}_")
+
+        config.hook.pytest_deselected(items=[item for item in items if not selected(item)])
+        items[:] = [item for item in items if selected(item)]
+
+    def pytest_runtest_protocol(self, item, nextitem):
+        if self.runs[item.nodeid][0] in self.stopped:
+            return True  # the wrong solution failed already: its run stops there
+        return None
+
+    def pytest_runtest_logreport(self, report) -> None:
+        run = self.runs[report.nodeid][0]
+        if report.failed and run in self.rules:
+            self.stopped.add(run)
+
+
+EXERCISE_RUNS = (  # the tests below that read a run of an exercise's checks
+    "test_the_untouched_starting_point_fails_and_each_failure_names_its_rule",
+    "test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks",
+    "test_each_other_right_solution_passes",
+)
+RUNS: dict[str, dict[str, SimpleNamespace]] = {}
+
+
+@pytest.fixture(scope="module")
+def what_the_scripts_import() -> None:
+    """What the scripts the exercises start from import (the SDK, rich, prompt_toolkit, the
+    plumbing, the MCP SDK), imported once, before the first run of a worker that runs one, and
+    not at collection. Before pytester: it forgets, when its test ends, every module imported
+    while it was in use, and a package with a compiled part (cryptography, under the MCP SDK)
+    fails when its Python modules are imported a second time."""
+    for base in sorted(set(EXERCISES.values())):
+        load_script(ROOT / base)  # exercise: the result of each of its runs
+
+
+def runs_of(exercise: str, request, pytester, monkeypatch, tmp_path_factory) -> dict:
+    """Every run of the exercise this test session selects (the untouched start, wrong and right
+    solutions), in one pytest session of the exercise's checks; made by the first test of the
+    exercise that needs it. Each run's result: its failed checks, with what each says
+    (what_it_says); whether any report failed; how many checks passed; the run's output."""
+    if exercise in RUNS:
+        return RUNS[exercise]
+    wanted = [
+        item.callspec.params
+        for item in request.session.items
+        if item.originalname in EXERCISE_RUNS and item.callspec.params["exercise"] == exercise
+    ]
+    scripts = {}
+    rules = {}
+    for params in wanted:
+        if "wrong" in params:
+            rules[params["wrong"]] = rule_of(params["wrong"])
+        variant = params.get("wrong") or params.get("right")
+        if variant:
+            scripts[variant] = build_variant(exercise, variant, tmp_path_factory.mktemp("variant"))
+        else:
+            scripts["start"] = ROOT / EXERCISES[exercise]
+    plugin = EachScript(scripts, rules)
+    done = run_exercise(
+        pytester, monkeypatch, exercise, ROOT / EXERCISES[exercise], plugins=[plugin]
+    )
+    output = "\n".join(done.outlines[-60:] + done.errlines[-60:])
+    reports = done.reprec.getreports(("pytest_runtest_logreport",))
+    results = {}
+    for run, script in scripts.items():
+        mine = [report for report in reports if plugin.runs[report.nodeid][0] == run]
+        failed = [report for report in mine if report.failed and report.when == "call"]
+        results[run] = SimpleNamespace(
+            ret=done.ret,
+            failures=failed,
+            said={
+                f"{run} {plugin.runs[report.nodeid][1]}": what_it_says(report, script.parent)
+                for report in failed
+            },
+            any_failed=any(report.failed for report in mine),
+            what_failed="\n".join(report.longreprtext for report in mine if report.failed),
+            passed=sum(report.passed and report.when == "call" for report in mine),
+            output=output,
+        )
+    RUNS[exercise] = results
+    return results
 
 
 def what_it_says(report, solution: Path) -> str:
     """A failed check's message as the attendee reads it: the words the check wrote, without
     pytest's `assert ...` explanation under them, and with what changes from run to run written
     the same way each time: the inner run's temporary folders (<tmp>, with / between folders on
-    every system), the folder of the script under test (<solution>) and an object's address."""
+    every system), the folder of the script under test (<solution>), the scripted server's ids
+    and an object's address."""
     message = report.longrepr.reprcrash.message.split("\nassert ")[0]
     message = message.removeprefix("AssertionError: ")
     root = os.environ["PYTEST_DEBUG_TEMPROOT"]  # set by pytester for the inner run
@@ -94,6 +207,11 @@ def what_it_says(report, solution: Path) -> str:
         lambda path: path[1] + re.sub(r"\\+", "/", path[2]),
         message,
     )
+    # pytest numbers a test's folder by the tests of its name that ran before it in the run
+    # (test_rule6_..._0, _1, ...); one run holds every script's tests, so each is written as _0
+    message = re.sub(r"(<tmp>/test_\w{1,30}?)\d+(?=[-/'\"\s]|$)", r"\g<1>0", message)
+    # the scripted server numbers its ids by the calls of the whole run (toolu_01scripted0007)
+    message = re.sub(r"\b(toolu_|msg_)01scripted\d{4}\b", r"\g<1>01scripted<n>", message)
     return re.sub(r" at 0x[0-9a-fA-F]+>", ">", message)
 
 
@@ -130,13 +248,9 @@ def run_of(key: str) -> str:
     return key.split()[0]
 
 
-def compare_with_failures_txt(exercise: str, run: str, failures: list, script: Path) -> None:
-    """The messages of one run (start, or a wrong solution) must be the ones failures.txt holds;
-    with WORKSHOP_MESSAGES=write, they are written there instead."""
-    said = {
-        f"{run} {report.nodeid.split('::')[-1]}": what_it_says(report, script.parent)
-        for report in failures
-    }
+def compare_with_failures_txt(exercise: str, run: str, said: dict[str, str]) -> None:
+    """The messages of one run (start, or a wrong solution), by "<run> <test>", must be the ones
+    failures.txt holds; with WORKSHOP_MESSAGES=write, they are written there instead."""
     before = said_before(exercise)
     mine = {key: message for key, message in before.items() if run_of(key) == run}
     if os.environ.get("WORKSHOP_MESSAGES") == "write":
@@ -225,39 +339,39 @@ def test_every_rule_of_a_readme_has_a_test_a_wrong_and_a_right_solution(exercise
 
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_the_untouched_starting_point_fails_and_each_failure_names_its_rule(
-    exercise, pytester, monkeypatch
+    exercise, what_the_scripts_import, request, pytester, monkeypatch, tmp_path_factory
 ):
-    done = run_exercise(pytester, monkeypatch, exercise, EXERCISES[exercise])
-    output = "\n".join(done.outlines[-60:] + done.errlines[-60:])
-    assert done.ret == 1 and failed_calls(done), output
-    for report in failed_calls(done):
+    done = runs_of(exercise, request, pytester, monkeypatch, tmp_path_factory)["start"]
+    assert done.ret == 1 and done.failures, done.output
+    for report in done.failures:
         rule = RULE_TEST.search(report.nodeid)[1]
         assert f"rule {rule}: " in report.longreprtext, (
             f"{report.nodeid} fails without saying which rule is missing:\n{report.longreprtext}"
         )
-    compare_with_failures_txt(exercise, "start", failed_calls(done), ROOT / EXERCISES[exercise])
+    compare_with_failures_txt(exercise, "start", done.said)
 
 
 @pytest.mark.parametrize(("exercise", "wrong"), WRONG, ids=[f"{e[:2]}-{w}" for e, w in WRONG])
 def test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks(
-    exercise, wrong, pytester, monkeypatch, tmp_path
+    exercise, wrong, what_the_scripts_import, request, pytester, monkeypatch, tmp_path_factory
 ):
     rule = rule_of(wrong)
-    script = build_variant(exercise, wrong, tmp_path)
-    done = run_exercise(pytester, monkeypatch, exercise, script, "-x", "-k", f"test_rule{rule}_")
-    failures = failed_calls(done)
-    assert done.ret == 1 and failures, "\n".join(done.outlines[-40:] + done.errlines[-40:])
-    assert any(f"rule {rule}: " in report.longreprtext for report in failures), "\n".join(
-        report.longreprtext for report in failures
+    done = runs_of(exercise, request, pytester, monkeypatch, tmp_path_factory)[wrong]
+    assert done.ret in (0, 1) and done.failures, done.output
+    assert any(f"rule {rule}: " in report.longreprtext for report in done.failures), "\n".join(
+        report.longreprtext for report in done.failures
     )
-    compare_with_failures_txt(exercise, wrong, failures, script)
+    compare_with_failures_txt(exercise, wrong, done.said)
 
 
 @pytest.mark.parametrize(("exercise", "right"), RIGHT, ids=[f"{e[:2]}-{r}" for e, r in RIGHT])
-def test_each_other_right_solution_passes(exercise, right, pytester, monkeypatch, tmp_path):
-    script = build_variant(exercise, right, tmp_path)
-    done = run_exercise(pytester, monkeypatch, exercise, script)
-    assert done.ret == 0, "\n".join(done.outlines[-60:] + done.errlines[-60:])
+def test_each_other_right_solution_passes(
+    exercise, right, what_the_scripts_import, request, pytester, monkeypatch, tmp_path_factory
+):
+    done = runs_of(exercise, request, pytester, monkeypatch, tmp_path_factory)[right]
+    assert done.ret in (0, 1) and done.passed and not done.any_failed, (
+        done.what_failed or done.output
+    )
 
 
 def test_a_windows_temp_folder_reads_the_same_however_a_check_prints_it(monkeypatch):

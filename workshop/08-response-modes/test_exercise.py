@@ -14,12 +14,14 @@ import asyncio
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from mcp import Client
-from mcp.server.mcpserver import MCPServer
 
 from tests.agents import load_script
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 MODES = ["summary", "detailed", "full"]
 WARNING_CHARACTERS = 40_000  # Claude Code warns from 10,000 tokens: about 40,000 characters
@@ -92,7 +94,11 @@ def server(script_path, docs_dir, monkeypatch):
     return load_script(script_path)
 
 
-def the_server(module) -> MCPServer:
+def the_server(module) -> "MCPServer":
+    # the MCP SDK is imported by the first check that talks to a server, not when pytest collects
+    # this file in every run of the suite (its import costs about 2 s of CPU)
+    from mcp.server.mcpserver import MCPServer  # noqa: F811
+
     [found] = [value for value in vars(module).values() if isinstance(value, MCPServer)]
     return found
 
@@ -108,6 +114,8 @@ def run_apart(talk):
 def call(module, **arguments) -> tuple[str, bool]:
     """What the search tool answers, as a client reads it: its text, and whether it is an
     error."""
+
+    from mcp import Client
 
     async def talk():
         async with Client(the_server(module)) as client:
@@ -137,6 +145,8 @@ def takes_a_mode(module, rule: int) -> None:
 
 
 def the_tool(module) -> dict:
+    from mcp import Client
+
     async def listed():
         async with Client(the_server(module)) as client:
             return (await client.list_tools()).tools
