@@ -128,7 +128,9 @@ EXERCISE_RUNS = (  # the tests below that read a run of an exercise's checks
     "test_each_wrong_solution_fails_the_test_of_the_rule_it_breaks",
     "test_each_other_right_solution_passes",
 )
-RUNS: dict[str, dict[str, SimpleNamespace]] = {}
+# each exercise's runs, kept for one pytest session: a process that runs the suite again (a
+# mutation tool, with its bug planted) must run the checks again, not read the last results
+RUNS = pytest.StashKey[dict[str, dict[str, SimpleNamespace]]]()
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +149,9 @@ def runs_of(exercise: str, request, pytester, monkeypatch, tmp_path_factory) -> 
     solutions), in one pytest session of the exercise's checks; made by the first test of the
     exercise that needs it. Each run's result: its failed checks, with what each says
     (what_it_says); whether any report failed; how many checks passed; the run's output."""
-    if exercise in RUNS:
-        return RUNS[exercise]
+    kept = request.config.stash.setdefault(RUNS, {})
+    if exercise in kept:
+        return kept[exercise]
     wanted = [
         item.callspec.params
         for item in request.session.items
@@ -186,7 +189,7 @@ def runs_of(exercise: str, request, pytester, monkeypatch, tmp_path_factory) -> 
             passed=sum(report.passed and report.when == "call" for report in mine),
             output=output,
         )
-    RUNS[exercise] = results
+    kept[exercise] = results
     return results
 
 
