@@ -91,6 +91,7 @@ def test_on_a_narrow_terminal_a_finished_or_interrupted_line_fits_its_width():
     screen.stop_live()
     lines = [line for line in plain_lines(buffer.getvalue()) if line.startswith("[")]
     assert len(lines) == 2 and all(len(line) <= 50 for line in lines)
+    assert " done (0 tools, " in lines[0] and " interrupted (0 tools, " in lines[1]  # unwrapped
 
 
 def plain_lines(written: str) -> list[str]:
