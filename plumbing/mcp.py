@@ -414,7 +414,7 @@ class McpServers:
             before = child_pids()
             with open(connection.stderr, "w", encoding="utf-8") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
-                    connection.processes = [psutil.Process(pid) for pid in child_pids() - before]
+                    connection.processes = still_running(child_pids() - before)
                     async with ClientSession(read, write) as session:
                         await session.initialize()
                         tools = await list_all_tools(session)
@@ -528,6 +528,16 @@ def what_went_wrong(exc: BaseException) -> str:
 
 def child_pids() -> set[int]:
     return {process.pid for process in psutil.Process().children()}
+
+
+def still_running(pids: set[int]) -> list:
+    """The processes of `pids` that still run. Servers start at once: another's process, seen
+    among the new children, may have ended by now, and that is no failure of this one."""
+    running = []
+    for pid in sorted(pids):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            running.append(psutil.Process(pid))
+    return running
 
 
 def kill_left_over(processes: list) -> None:

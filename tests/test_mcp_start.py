@@ -1,10 +1,12 @@
 """Starting an MCP server, as each OS finds its program (plumbing/mcp.py). These run for real on
 a Windows CPython under Wine too (scripts/windows_under_wine.sh): the first tells Windows'
 program lookup from POSIX's, which a forced branch on Linux cannot."""
+import os
+import subprocess
 import sys
 import time
 
-from plumbing.mcp import McpServers, ServerSpec
+from plumbing.mcp import McpServers, ServerSpec, still_running
 
 # Not an MCP server: it writes the prefix of the Python that runs it on stderr and ends, and the
 # line that says it failed quotes the end of its stderr.
@@ -38,3 +40,12 @@ def test_without_the_mcp_sdk_each_server_is_one_line_naming_the_fix_at_once(
         failed), failed
     assert time.monotonic() - began < 10, "it waited out MCP_TIMEOUT instead of saying why"
 
+
+
+def test_a_new_child_that_has_ended_is_left_out_not_a_failure_of_the_server_starting():
+    """Servers start at once: a pid among the new children may be one that has ended (a server
+    with no program) by the time psutil looks at it (a full run under load failed 'stubborn'
+    with "process PID not found")."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    assert [process.pid for process in still_running({ended.pid, os.getpid()})] == [os.getpid()]
