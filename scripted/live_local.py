@@ -147,17 +147,23 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_LIMIT
+class NotUp(Exception):
+    """A server that exited, or did not answer, while it was starting: what happened."""
+
+
+def wait_until_up(url: str, process: subprocess.Popen, log: Path,
+                  limit: float = STARTUP_LIMIT) -> None:
+    """Return once url answers; NotUp if the process exits first or limit seconds pass."""
+    deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            sys.exit(f"[live: a server exited: {log.read_text()[-2000:]}]")
+            raise NotUp(f"a server exited: {log.read_text()[-2000:]}")
         try:
             urllib.request.urlopen(url, timeout=2)
             return
         except OSError:
-            time.sleep(0.5)
-    sys.exit(f"[live: {url} did not answer within {STARTUP_LIMIT} s; see {log}]")
+            time.sleep(0.1)  # polling a port: the process gives no event when it listens
+    raise NotUp(f"{url} did not answer within {limit:g} s; see {log}")
 
 
 def start(command: list[str], log: Path, env: dict) -> subprocess.Popen:
@@ -231,6 +237,8 @@ def run_session(session: Session, pythons: dict[str, str], gguf: Path, out: Path
                       "MODEL_ID": MODEL_ALIAS, "MAX_TOKENS": MAX_TOKENS}
         code = record_session(session.version, out / f"{session.name}.jsonl", workdir, TASK,
                               upstream, script_env, source=source_of(session, gguf))
+    except NotUp as exc:
+        sys.exit(f"[live: {exc}]")
     finally:
         for process in reversed(started):
             stop(process)

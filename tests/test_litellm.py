@@ -15,11 +15,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +25,7 @@ import pytest
 
 from scripted import ROOT
 from scripted.chat_completions import ScriptedChatCompletions
+from scripted.live_local import NotUp, free_port, wait_until_up
 from scripted.server import loopback_env
 from tests.test_endpoints import NOT_YET, TASK
 from tests.test_loop import LITELLM_TOO_LONG
@@ -83,25 +81,6 @@ def has_litellm(python: str) -> bool:
     return found.returncode == 0
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_until_up(url: str, proxy: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_LIMIT
-    while time.monotonic() < deadline:
-        if proxy.poll() is not None:
-            pytest.fail(f"the LiteLLM proxy exited: {log.read_text()[-2000:]}", pytrace=False)
-        try:
-            urllib.request.urlopen(f"{url}/health/liveliness", timeout=1)
-            return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"the LiteLLM proxy did not start in {STARTUP_LIMIT} s", pytrace=False)
-
-
 @pytest.fixture(scope="module")
 def chat_backend() -> Iterator[ScriptedChatCompletions]:
     backend = ScriptedChatCompletions()
@@ -133,7 +112,10 @@ def litellm_proxy(_scripted_server, chat_backend, tmp_path_factory) -> Iterator[
         proxy = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(url, proxy, log)
+        try:
+            wait_until_up(f"{url}/health/liveliness", proxy, log, STARTUP_LIMIT)
+        except NotUp as exc:
+            pytest.fail(f"the LiteLLM proxy did not start: {exc}", pytrace=False)
         yield url
     finally:
         proxy.terminate()
@@ -271,3 +253,12 @@ def test_v5s_system_prompt_with_its_breakpoint_passes_through_both_routes(
         system = chat_backend.requests[0]["messages"][0]
         assert system["role"] == "system"
         assert "You are a coding agent" in json.dumps(system)
+
+
+def test_a_server_that_exits_while_starting_is_said_with_the_end_of_its_log(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("loading\nport already in use\n", encoding="utf-8")
+    exited = subprocess.Popen([sys.executable, "-c", "pass"])
+    exited.wait()
+    with pytest.raises(NotUp, match="a server exited: loading\nport already in use"):
+        wait_until_up("http://127.0.0.1:9/", exited, log, limit=30)
