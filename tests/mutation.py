@@ -390,7 +390,9 @@ TARGETS = {
         # the build's entry points: serving, the vendored mermaid, screenshots, mkdocs hooks
         "files": ["docsgen/serve.py", "docsgen/vendor.py", "docsgen/hooks.py",
                   "docsgen/screenshots.py", "docsgen/__main__.py"],
-        "tests": ["tests/test_layout.py", "tests/test_browser.py", "tests/test_docs.py"],
+        # test_layout.py and test_browser.py open the built site, which the copy leaves out
+        "tests": ["tests/test_mutants_site_tools.py", "tests/test_layout.py",
+                  "tests/test_browser.py", "tests/test_docs.py"],
     },
     # -- the lessons' own mechanisms, in every version that has them --
     "lessons-loop": {
