@@ -360,7 +360,10 @@ TARGETS = {
     },
     "chat-completions": {
         "files": ["scripted/chat_completions.py"],
-        "tests": ["tests/test_litellm.py"],
+        # test_litellm.py needs LiteLLM's proxy, a child process from a virtual environment the
+        # copy has not got (it skips there); test_mutants_chat_completions.py asks the backend
+        # over HTTP in the test's own process
+        "tests": ["tests/test_litellm.py", "tests/test_mutants_chat_completions.py"],
     },
     # -- the rest of docsgen/ --
     "docs-endpoints": {
