@@ -356,7 +356,8 @@ TARGETS = {
     },
     "replay": {
         "files": ["scripted/replay.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_replay.py"],
     },
     "chat-completions": {
         "files": ["scripted/chat_completions.py"],
