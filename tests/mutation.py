@@ -356,11 +356,15 @@ TARGETS = {
     },
     "replay": {
         "files": ["scripted/replay.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_replay.py"],
     },
     "chat-completions": {
         "files": ["scripted/chat_completions.py"],
-        "tests": ["tests/test_litellm.py"],
+        # test_litellm.py needs LiteLLM's proxy, a child process from a virtual environment the
+        # copy has not got (it skips there); test_mutants_chat_completions.py asks the backend
+        # over HTTP in the test's own process
+        "tests": ["tests/test_litellm.py", "tests/test_mutants_chat_completions.py"],
     },
     # -- the rest of docsgen/ --
     "docs-endpoints": {
