@@ -233,10 +233,28 @@ def press_ctrl_c_once(condition) -> None:
         deadline = time.monotonic() + 20
         while not condition() and time.monotonic() < deadline:
             time.sleep(0.01)
-        time.sleep(0.05)  # let the main thread get into what it does next: reading, sleeping
+        main_thread_waits(deadline)  # in what it does next: reading, sleeping
         press_ctrl_c()
 
     threading.Thread(target=wait_then_press, daemon=True).start()
+
+
+def main_thread_waits(deadline: float) -> None:
+    """Return once the main thread is held up: at the same point of the same frame in two looks
+    a few milliseconds apart (a read, a wait, a sleep), or at the deadline."""
+    main = threading.main_thread().ident
+
+    def where():
+        frame = sys._current_frames().get(main)
+        return frame and (frame.f_code, frame.f_lasti, id(frame))
+
+    seen = where()
+    while time.monotonic() < deadline:
+        time.sleep(0.005)
+        now = where()
+        if now == seen:
+            return
+        seen = now
 
 
 def press_ctrl_c() -> None:

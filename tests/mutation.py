@@ -472,6 +472,21 @@ def copy_project(into: Path) -> None:
 # longer a subreaper, and whatever was adopted and has ended is collected.
 GUARD = """
 
+import os as _os
+
+# The site's tests need a whole docs build in a new process (40 CPU-s) in every mutant's run,
+# which also starts in the background as a run begins (tests/site.py): in the copy, neither.
+_os.environ["AGENT_MUTATION_COPY"] = "1"
+SITE_FIXTURES = {"built_site", "served_site", "browser"}
+
+
+def pytest_collection_modifyitems(config, items):  # added by tests/mutation.py to its copy only
+    kept = [item for item in items if not SITE_FIXTURES & set(getattr(item, "fixturenames", ()))]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
 def pytest_runtest_teardown(item):  # added by tests/mutation.py to its copy only
     import ctypes
     import ctypes.util

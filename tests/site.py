@@ -99,6 +99,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER"):
         return  # a worker, or a run inside one (the workshop's checks): the build is the run's
+    if os.environ.get("AGENT_MUTATION_COPY"):
+        return  # a mutation run's copy (tests/mutation.py), where no test builds the site
     if config.rootpath != ROOT or docs_tools_missing():
         return  # a run of another folder (the workshop's pytester runs), or no docs tools
     here = config.invocation_params.dir

@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 
+import psutil
 import pytest
 
 from tests.agents import ROOT, SCRIPTS, VERSIONS, once, run_in_process
@@ -168,7 +169,7 @@ def test_a_subagent_keeps_one_status_line_at_80_columns_and_ctrl_c_kills_its_com
     while a subagent's command runs kills that command and comes back to the prompt
     (test_subagents.py stops subagents with Ctrl-C in every version, in-process)."""
     look = {"name": "read_only_bash", "input": {"command": "ls"}}
-    slow = {"name": "bash", "input": {"command": "touch started.flag; sleep 1; touch late.txt"}}
+    slow = {"name": "bash", "input": {"command": "echo $$ > started.flag; sleep 1; touch late.txt"}}
     scripted_api.play(
         {
             "turns": [
@@ -193,16 +194,17 @@ def test_a_subagent_keeps_one_status_line_at_80_columns_and_ctrl_c_kills_its_com
     child.expect("Done.")
     child.expect("you> ")
     child.send("run the slow job\r")
+    started = tmp_path / "started.flag"
     deadline = time.monotonic() + 15
-    while not (tmp_path / "started.flag").exists() and time.monotonic() < deadline:
+    while not (started.exists() and started.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
+    shell = psutil.Process(int(started.read_text()))  # the command's own shell
     child.send(CTRL_C)
     child.expect("interrupted")
     child.expect("you> ")
-    stopped = time.monotonic()
     child.send("never mind\r")
     child.expect("Stopped. What next?")
-    time.sleep(max(0.0, 2 - (time.monotonic() - stopped)))  # it would have touched it at 1 s
+    shell.wait(timeout=10)  # ended (psutil.TimeoutExpired if the command went on), so no touch
     assert not (tmp_path / "late.txt").exists(), "a subagent's command went on after Ctrl-C"
     display = leave_and_read_the_screen(child, 80)  # exit does not wait for a worker thread
     status_lines = [line for line in display if line.startswith("[explore]")]
