@@ -244,7 +244,7 @@ TARGETS = {
             "x_zombie_of_another", "x_alive", "x_process_tree", "x_tagged", "x_agent_tag",
             "x_libc", "x_guard_the_agent",
         ],
-        "tests": ["tests/test_plumbing_commands.py"],
+        "tests": ["tests/test_plumbing_commands.py", "tests/test_mutants_commands.py"],
     },
     "compaction": {
         "files": ["plumbing/compaction.py"],
