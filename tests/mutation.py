@@ -244,7 +244,7 @@ TARGETS = {
             "x_zombie_of_another", "x_alive", "x_process_tree", "x_tagged", "x_agent_tag",
             "x_libc", "x_guard_the_agent",
         ],
-        "tests": ["tests/test_plumbing_commands.py"],
+        "tests": ["tests/test_plumbing_commands.py", "tests/test_mutants_commands.py"],
     },
     "compaction": {
         "files": ["plumbing/compaction.py"],
@@ -271,7 +271,9 @@ TARGETS = {
     },
     "prompt": {
         "files": ["plumbing/prompt.py"],
-        "tests": ["tests/test_screen.py", "tests/test_terms.py"],
+        # test_plumbing_prompt.py reads in-process; test_terminal.py's pseudo-terminal runs the
+        # same code in a child the mutation tool cannot see into
+        "tests": ["tests/test_plumbing_prompt.py", "tests/test_screen.py", "tests/test_terms.py"],
     },
     "read-only": {
         "files": ["plumbing/read_only.py"],
@@ -356,11 +358,15 @@ TARGETS = {
     },
     "replay": {
         "files": ["scripted/replay.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_replay.py"],
     },
     "chat-completions": {
         "files": ["scripted/chat_completions.py"],
-        "tests": ["tests/test_litellm.py"],
+        # test_litellm.py needs LiteLLM's proxy, a child process from a virtual environment the
+        # copy has not got (it skips there); test_mutants_chat_completions.py asks the backend
+        # over HTTP in the test's own process
+        "tests": ["tests/test_litellm.py", "tests/test_mutants_chat_completions.py"],
     },
     # -- the rest of docsgen/ --
     "docs-endpoints": {
