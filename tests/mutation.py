@@ -393,7 +393,7 @@ TARGETS = {
     },
     "search": {
         "files": ["docsgen/search.py"],
-        "tests": ["tests/test_docs.py"],
+        "tests": ["tests/test_mutants_search.py", "tests/test_docs.py"],
     },
     "site-tools": {
         # the build's entry points: serving, the vendored mermaid, screenshots, mkdocs hooks
