@@ -386,11 +386,14 @@ TARGETS = {
     },
     "generated": {
         "files": ["docsgen/generated.py"],
-        "tests": ["tests/test_docs.py", "tests/test_chapters.py"],
+        # test_docs.py's build tests are left out of the copy: test_mutants_generated.py calls
+        # each step in the test's own process (expected_files() runs every demo: not here)
+        "tests": ["tests/test_mutants_generated.py", "tests/test_docs.py",
+                  "tests/test_chapters.py"],
     },
     "search": {
         "files": ["docsgen/search.py"],
-        "tests": ["tests/test_docs.py"],
+        "tests": ["tests/test_mutants_search.py", "tests/test_docs.py"],
     },
     "site-tools": {
         # the build's entry points: serving, the vendored mermaid, screenshots, mkdocs hooks
