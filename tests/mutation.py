@@ -352,7 +352,8 @@ TARGETS = {
     },
     "record": {
         "files": ["scripted/record.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_record.py"],
     },
     "replay": {
         "files": ["scripted/replay.py"],
