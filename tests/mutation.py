@@ -244,7 +244,7 @@ TARGETS = {
             "x_zombie_of_another", "x_alive", "x_process_tree", "x_tagged", "x_agent_tag",
             "x_libc", "x_guard_the_agent",
         ],
-        "tests": ["tests/test_plumbing_commands.py"],
+        "tests": ["tests/test_plumbing_commands.py", "tests/test_mutants_commands.py"],
     },
     "compaction": {
         "files": ["plumbing/compaction.py"],
@@ -271,7 +271,9 @@ TARGETS = {
     },
     "prompt": {
         "files": ["plumbing/prompt.py"],
-        "tests": ["tests/test_screen.py", "tests/test_terms.py"],
+        # test_plumbing_prompt.py reads in-process; test_terminal.py's pseudo-terminal runs the
+        # same code in a child the mutation tool cannot see into
+        "tests": ["tests/test_plumbing_prompt.py", "tests/test_screen.py", "tests/test_terms.py"],
     },
     "read-only": {
         "files": ["plumbing/read_only.py"],
@@ -372,13 +374,16 @@ TARGETS = {
         "files": ["docsgen/endpoints.py"],
         "tests": ["tests/test_other_models.py", "tests/test_mutants_docs_endpoints.py"],
     },
+    # charts and hood: test_hood.py reads the built site, which the copy leaves out; their
+    # tests/test_mutants_*.py draw the charts and make the pages in the test's own process
     "charts": {
         "files": ["docsgen/charts.py"],
-        "tests": ["tests/test_generators.py", "tests/test_hood.py"],
+        "tests": ["tests/test_mutants_charts.py", "tests/test_generators.py",
+                  "tests/test_hood.py"],
     },
     "hood": {
         "files": ["docsgen/hood.py"],
-        "tests": ["tests/test_hood.py", "tests/test_generators.py"],
+        "tests": ["tests/test_mutants_hood.py", "tests/test_hood.py", "tests/test_generators.py"],
     },
     "generated": {
         "files": ["docsgen/generated.py"],
@@ -392,7 +397,9 @@ TARGETS = {
         # the build's entry points: serving, the vendored mermaid, screenshots, mkdocs hooks
         "files": ["docsgen/serve.py", "docsgen/vendor.py", "docsgen/hooks.py",
                   "docsgen/screenshots.py", "docsgen/__main__.py"],
-        "tests": ["tests/test_layout.py", "tests/test_browser.py", "tests/test_docs.py"],
+        # test_layout.py and test_browser.py open the built site, which the copy leaves out
+        "tests": ["tests/test_mutants_site_tools.py", "tests/test_layout.py",
+                  "tests/test_browser.py", "tests/test_docs.py"],
     },
     # -- the lessons' own mechanisms, in every version that has them --
     "lessons-loop": {
