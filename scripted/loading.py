@@ -17,16 +17,15 @@ VERSIONS = [version for version, name in SCRIPTS.items() if (ROOT / name).exists
 
 
 def load_agent(version: str) -> ModuleType:
-    """The script as a fresh module under its own name (v1_basic ...)."""
-    return load_script(ROOT / SCRIPTS[version])
+    """The script as a fresh module under its own name (v1_basic ...), which mutmut names the
+    mutants of its functions by (tests/mutation.py)."""
+    return load_script(ROOT / SCRIPTS[version], Path(SCRIPTS[version]).stem)
 
 
 def load_script(path: Path, name: str = "") -> ModuleType:
     """A fresh module from any script file: a version script, or a workshop solution built on
-    one. Its top level runs again each time; only the compiling is done once per file content.
-    The module is named as the file (v2_planning ...): mutmut names the mutants of a script's
-    functions so, and a test that loaded it under another name reaches none (tests/mutation.py;
-    the lessons' targets stopped at once on 2026-11-29 when the fixtures loaded `agent_v2_...`)."""
+    one, named after its file (v2_planning), as mutmut names the mutants of its functions. Its
+    top level runs again each time; only the compiling is done once per file content."""
     spec = importlib.util.spec_from_file_location(name or Path(path).stem, path)
     module = importlib.util.module_from_spec(spec)
     exec(compiled(Path(path)), module.__dict__)
