@@ -309,7 +309,8 @@ TARGETS = {
             "x_remove_private_folders", "x_bwrap_starts", "x_seatbelt_starts", "x_starts",
             "x_note_read_only_protection",
         ],
-        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py"],
+        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py",
+                  "tests/test_mutants_sandbox_run.py"],
     },
     "screen": {
         "files": ["plumbing/screen.py"],
