@@ -100,6 +100,9 @@ TARGETS = {
                 "errors_come_in_the_rows_shape",
                 "max_tokens_beyond_the_rows_limit_is_refused",
                 "the_key_is_taken_only_in_the_rows_headers",
+                # no key to a row whose key check is unknown; both headers to a Bearer-only one
+                "a_request_without_a_key_passes_only_where_the_row_says_no_key_is_checked",
+                "a_bearer_only_row_takes_both_headers_and_refuses_x_api_key_alone_naming_bearer",
             )
         ],
     },
@@ -126,6 +129,8 @@ TARGETS = {
                 "a_row_that_names_no_context_window_takes_what_claudes_largest_takes",
                 "a_dropped_is_error_never_reaches_the_model",
                 "the_key_is_taken_only_in_the_rows_headers",
+                "a_request_without_a_key_passes_only_where_the_row_says_no_key_is_checked",
+                "a_bearer_only_row_takes_both_headers_and_refuses_x_api_key_alone_naming_bearer",
             )
         ] + [
             "tests/test_server.py::test_an_endpoint_can_refuse_an_optional_field",
@@ -304,7 +309,8 @@ TARGETS = {
             "x_remove_private_folders", "x_bwrap_starts", "x_seatbelt_starts", "x_starts",
             "x_note_read_only_protection",
         ],
-        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py"],
+        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py",
+                  "tests/test_mutants_sandbox_run.py"],
     },
     "screen": {
         "files": ["plumbing/screen.py"],
@@ -344,7 +350,8 @@ TARGETS = {
             "xǁHandlerǁdo_POST", "xǁHandlerǁ_send", "x_thinking_block", "x_content_key",
             "x_error_reply",
         ],
-        "tests": ["tests/test_server.py", "tests/test_rules.py", "tests/test_endpoints.py"],
+        "tests": ["tests/test_server.py", "tests/test_rules.py", "tests/test_endpoints.py",
+                  "tests/test_mutants_server.py"],
     },
     "endpoints": {
         "files": ["scripted/endpoints.py"],
@@ -354,7 +361,8 @@ TARGETS = {
     },
     "record": {
         "files": ["scripted/record.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_record.py"],
     },
     "replay": {
         "files": ["scripted/replay.py"],
