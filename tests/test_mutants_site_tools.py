@@ -17,7 +17,9 @@ import hashlib
 import http.server
 import io
 import json
+import logging
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -81,7 +83,10 @@ def test_a_served_site_answers_under_its_published_path_and_404s_in_the_addresss
         assert fetch(base + "ja/no-such-page/?q=1")[:2] == (404, "日本語の 404")
         assert fetch(host + "/ja/")[:2] == (404, "English 404")  # outside the published path
         assert fetch(host + "/index.html")[:2] == (404, "English 404")
-        assert fetch(base, method="POST")[0] == 501  # other errors are the server's own
+        try:  # other errors are the server's own, in its own words
+            urllib.request.urlopen(urllib.request.Request(base, method="POST"), timeout=10)
+        except urllib.error.HTTPError as error:
+            assert (error.code, error.reason) == (501, "Unsupported method ('POST')")
     assert capfd.readouterr().err == ""  # no line per request
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(base, timeout=5)  # stopped with the block
@@ -403,13 +408,22 @@ def test_a_failed_build_is_one_line_and_exit_code_1(error, monkeypatch, capsys):
     assert called == [(Path("built").resolve(), True)]
 
 
-def test_a_build_that_works_exits_0_into_site_by_default(monkeypatch):
+def test_a_build_that_works_exits_0_into_site_by_default_and_logs_as_mkdocs_does(
+        monkeypatch, capsys):
     called = []
-    monkeypatch.setattr(build_command, "build_site",
-                        lambda site_dir, offline: called.append((site_dir, offline)))
+
+    def build_site(site_dir, offline):
+        called.append((site_dir, offline))
+        logging.getLogger("mkdocs.commands.build").info("Documentation built in 0.1 seconds")
+
+    monkeypatch.setattr(build_command, "build_site", build_site)
     monkeypatch.setattr(sys, "argv", ["docsgen"])
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # pytest's own, which basicConfig would keep
+    monkeypatch.setattr(root, "level", root.level)
     assert build_command.main() == 0
     assert called == [(None, False)]
+    assert capsys.readouterr().err == "INFO    - Documentation built in 0.1 seconds\n"
 
 
 # -- screenshots --
@@ -443,7 +457,7 @@ def test_each_command_says_what_it_does_in_its_help(monkeypatch, capsys):
         with pytest.raises(SystemExit):
             command()
         shown = " ".join(capsys.readouterr().out.split())
-        assert all(line in shown for line in words), shown
+        assert all(f" {line} " in f" {shown} " for line in words), shown
 
 
 class Browser:
@@ -478,8 +492,8 @@ class Browser:
     def new_page(self):
         return self
 
-    def goto(self, address):
-        self.log.append(("goto", address))
+    def goto(self, address):  # the page is fetched, as the browser would
+        self.log.append(("goto", address, fetch(address)[0]))
 
     def wait_for_timeout(self, milliseconds):
         self.log.append(("wait", milliseconds))
@@ -530,10 +544,11 @@ def test_screenshots_take_each_page_and_width_in_both_languages_from_the_served_
     assert capsys.readouterr().out == f"12 screenshots in {out}\n"
     log = browser.log
     assert log[0] == ("launch", "/usr/bin/chromium") and log[1] == ("context", 390, 900)
-    visited = [entry[1] for entry in log if entry[0] == "goto"]
-    base = visited[0]
+    visited = [entry[1:] for entry in log if entry[0] == "goto"]
+    base = visited[0][0]
     assert base.startswith("http://127.0.0.1:") and base.endswith("/how-coding-agents-work/")
-    assert visited == [base, base + "v1/", base + "ja/", base + "ja/v1/"]
+    assert visited == [(base, 200), (base + "v1/", 200), (base + "ja/", 200),
+                       (base + "ja/v1/", 404)]  # the small site has no Japanese v1 page
     assert log.count(("wait", 500)) == 4
     shots = [entry for entry in log if entry[0] == "shot"]
     assert ("shot", "en-v1-390.png", True, None) in shots
@@ -565,3 +580,29 @@ def test_screenshots_take_every_page_at_both_widths_by_default(
     assert len(visited) == 2 * 2 * len(screenshots.page_paths())
     assert not [entry for entry in browser.log if entry[0] == "figures"]
     assert browser.log[0] == ("launch", "/usr/bin/chromium-browser")
+
+
+def test_screenshots_read_site_and_write_screenshots_of_the_project_by_default(
+        small_site, tmp_path_factory, monkeypatch, capsys):
+    project = tmp_path_factory.mktemp("project")
+    shutil.copytree(small_site, project / "site")
+    browser = Browser()
+    playwright = type(sys)("playwright.sync_api")
+    playwright.sync_playwright = browser
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", playwright)
+    monkeypatch.setattr(screenshots, "ROOT", project)
+    monkeypatch.setattr(screenshots.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--page", "v1/", "--width", "desktop"])
+    assert screenshots.main() == 0
+    assert sorted(path.name for path in (project / "screenshots").iterdir()) == [
+        "en-v1-1280.png", "ja-v1-1280.png"]
+    assert [entry[2] for entry in browser.log if entry[0] == "goto"] == [200, 404]
+    deeper = project / "review" / "today"
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--page", "", "--out", str(deeper),
+                                      "--width", "phone"])
+    assert screenshots.main() == 0
+    assert capsys.readouterr().out.endswith(f"2 screenshots in {deeper}\n")
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--width", "tablet"])
+    with pytest.raises(SystemExit):
+        screenshots.main()
+    assert "invalid choice: 'tablet'" in capsys.readouterr().err
