@@ -317,7 +317,8 @@ TARGETS = {
     },
     "skills": {
         "files": ["plumbing/skills.py"],
-        "tests": ["tests/test_plumbing_skills.py", "tests/test_skills.py"],
+        "tests": ["tests/test_plumbing_skills.py", "tests/test_mutants_skills.py",
+                  "tests/test_skills.py"],
     },
     "status": {
         "files": ["plumbing/status.py"],
