@@ -12,6 +12,7 @@ import httpx2
 import pytest
 from rich.console import Console
 
+import plumbing.setup
 from plumbing.screen import Screen
 from plumbing.setup import check_setup, in_effect, key_header, leave, retryable
 
@@ -134,11 +135,17 @@ def test_an_answer_is_retried_by_its_status_unless_the_server_says(status, shoul
 
 
 # -- leave: at once, with the code given, the live region taken down first --
-def test_leave_takes_the_spinner_down_and_exits_with_the_code(monkeypatch):
-    exits = []
-    monkeypatch.setattr(os, "_exit", exits.append)  # the test process goes on
+def test_leave_takes_the_spinner_down_ends_what_was_started_and_exits_with_the_code(monkeypatch):
+    """What leave() ends is this process's (test_plumbing_commands.py and test_sandbox.py test
+    that): here, the test's own children must live on, so the calls are only recorded."""
+    done = []
+    monkeypatch.setattr(plumbing.setup, "end_every_process_started",
+                        lambda: done.append("processes ended"))
+    monkeypatch.setattr(plumbing.setup, "remove_private_folders",
+                        lambda: done.append("folders removed"))
+    monkeypatch.setattr(os, "_exit", lambda code: done.append(f"exit {code}"))
     screen = Screen(Console(file=io.StringIO(), force_terminal=True, width=80))
     screen.wait("waiting for the model")  # the spinner runs
     leave(130, screen)
-    assert exits == [130]
+    assert done == ["processes ended", "folders removed", "exit 130"]
     assert screen.live is None and screen.waiting_for == ""
