@@ -447,7 +447,8 @@ TARGETS = {
     "v5-compaction": {
         "files": ["v5_compaction.py"],
         "functions": ["x_compact", "x_what_must_survive", "x_compact_by_hand"],
-        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS),
+        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS)
+        + ["tests/test_mutants_v5_compaction.py"],
     },
 }
 
