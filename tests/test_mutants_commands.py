@@ -4,6 +4,8 @@ Each test runs at most one short command, or none: the functions that find and e
 are called on a `sleep` this test starts itself, found by a length no other process has."""
 
 import os
+import subprocess
+import tempfile
 import threading
 import uuid
 
@@ -68,3 +70,101 @@ def test_a_stopped_command_is_killed_even_when_finding_its_processes_outlasts_th
     finally:
         for process in sleeping(seconds):  # not left running by a failing test
             process.kill()
+
+
+def not_left(processes: list) -> list[bool]:
+    """For each process this test started: whether it still exists, running or as a zombie that
+    no one collected."""
+    return [psutil.pid_exists(process.pid) for process in processes]
+
+
+def end_all(processes: list) -> None:
+    """What a failing test leaves: killed and collected."""
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@posix
+def test_a_process_seen_only_at_the_second_look_is_killed_too_and_each_one_collected(
+        monkeypatch):
+    """A process may start another before it is killed: the look after the kills finds it. Each
+    killed child of the agent is collected (no zombie left), and as soon as it is: END_WAIT, made
+    long here, is a limit, not a wait."""
+    monkeypatch.setattr(commands, "END_WAIT", 15)
+    started = []
+
+    def find() -> list:
+        if not started:  # two run by the first look, which sees one
+            started.extend(subprocess.Popen(["sleep", unique_seconds()]) for _ in range(2))
+            return [psutil.Process(started[0].pid)]
+        return [psutil.Process(process.pid) for process in started]
+
+    try:
+        hung, raised = within(5, commands.end_processes, find)
+        assert (hung, raised) == (False, [])
+        assert not_left(started) == [False, False]
+    finally:
+        end_all(started)
+
+
+@posix
+def test_a_killed_process_that_its_own_parent_never_collects_does_not_hold_the_agent_up(
+        monkeypatch):
+    """A command's process whose parent (not the agent) never waits for it stays a zombie once
+    killed: the agent cannot collect it, and goes on at once."""
+    monkeypatch.setattr(commands, "END_WAIT", 15)
+    parent = subprocess.Popen(["sh", "-c", f"sleep {unique_seconds()} & echo $!; "
+                               f"exec sleep {unique_seconds()}"], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        hung, raised = within(5, commands.end_processes, lambda: [psutil.Process(child)])
+        assert (hung, raised) == (False, [])
+        assert psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+    finally:
+        end_all([parent])
+        parent.stdout.close()
+        try:  # the zombie comes to the agent where it is a subreaper
+            os.waitpid(child, 0)
+        except ChildProcessError:
+            pass
+
+
+@pytest.fixture
+def agent_processes(tmp_path, monkeypatch):
+    """What the agent's exit ends, each found one way only: a child below the agent (the only
+    one of pytest's children that process_tree shows here, so that no other test's process is
+    ended), a process with this agent's tag, and one in a session the agent noted."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the sessions file is
+    below = subprocess.Popen(["sleep", unique_seconds()])
+    tagged = subprocess.Popen(["sleep", unique_seconds()],
+                              env={**os.environ, commands.COMMAND_TAG: commands.agent_tag() + "/1"})
+    in_session = subprocess.Popen(["sleep", unique_seconds()], start_new_session=True)
+    whole_tree = commands.process_tree
+
+    def only_below(pid: int) -> list:
+        return [process for process in whole_tree(pid) if process.pid in (os.getpid(), below.pid)]
+
+    monkeypatch.setattr(commands, "process_tree", only_below)
+    started = [below, tagged, in_session]
+    yield started
+    end_all(started)
+
+
+@posix
+def test_on_exit_what_is_below_the_agent_carries_its_tag_or_is_in_a_noted_session_ends(
+        agent_processes):
+    session = agent_processes[2]
+    created = psutil.Process(session.pid).create_time()
+    commands.sessions_file().write_text(f"{session.pid} {created!r}\n", encoding="ascii")
+    commands.end_every_process_started()
+    assert not_left(agent_processes) == [False, False, False]
+    assert not commands.sessions_file().exists()
+
+
+@posix
+def test_on_exit_without_a_noted_session_the_rest_still_ends(agent_processes):
+    commands.end_every_process_started()
+    assert not_left(agent_processes[:2]) == [False, False]
+    assert not_left(agent_processes[2:]) == [True]  # noted nowhere: not the agent's to end
