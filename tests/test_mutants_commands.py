@@ -3,8 +3,10 @@ commands target (and a hang of test_plumbing_sandbox.py on a loaded machine) fou
 Each test runs at most one short command, or none: the functions that find and end processes
 are called on a `sleep` this test starts itself, found by a length no other process has."""
 
+import ctypes
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import uuid
@@ -14,6 +16,7 @@ import pytest
 
 from plumbing import commands
 from plumbing.commands import run_pipeline
+from plumbing.platforms import linux, macos
 
 posix = pytest.mark.skipif(os.name != "posix", reason="runs POSIX programs (sleep)")
 
@@ -168,3 +171,44 @@ def test_on_exit_without_a_noted_session_the_rest_still_ends(agent_processes):
     commands.end_every_process_started()
     assert not_left(agent_processes[:2]) == [False, False]
     assert not_left(agent_processes[2:]) == [True]  # noted nowhere: not the agent's to end
+
+
+@posix
+def test_output_of_exactly_the_limit_is_no_runaway():
+    """Stopped after writing *more than* the limit: ten bytes with a limit of ten are the whole
+    output, while the command runs on a moment after writing them."""
+    stages = [["sh", "-c", "printf 0123456789; exec sleep 0.2"]]
+    assert run_pipeline(stages, 10, threading.Event(), output_limit=10) == ("0123456789", 0)
+
+
+PR_GET_DUMPABLE = 3
+PR_GET_CHILD_SUBREAPER = 37
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux's")
+
+
+def agent_state() -> tuple[int, int]:
+    """This process as prctl(2) reads it: (a subreaper?, dumpable?)."""
+    c_library = ctypes.CDLL(None, use_errno=True)
+    subreaper = ctypes.c_int(-1)
+    c_library.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(subreaper), 0, 0, 0)
+    return subreaper.value, c_library.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+
+
+def set_state(subreaper: int, dumpable: int) -> None:
+    c_library = ctypes.CDLL(None, use_errno=True)
+    c_library.prctl(commands.PR_SET_CHILD_SUBREAPER, subreaper, 0, 0, 0)
+    c_library.prctl(commands.PR_SET_DUMPABLE, dumpable, 0, 0, 0)
+
+
+@linux_only
+def test_on_linux_the_agent_adopts_its_commands_orphans_and_cannot_be_read_by_them():
+    """From the state a new process starts in (no subreaper, dumpable), as the agent is before
+    its first command. macOS's branch changes neither (it has no prctl)."""
+    try:
+        set_state(subreaper=0, dumpable=1)
+        commands.guard_the_agent(macos())
+        assert agent_state() == (0, 1)
+        commands.guard_the_agent(linux())
+        assert agent_state() == (1, 0)
+    finally:
+        set_state(subreaper=1, dumpable=0)  # as the first command left it
