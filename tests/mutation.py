@@ -272,7 +272,8 @@ TARGETS = {
         "files": ["plumbing/mcp.py"],
         # v6's MCP client; the tests that run the agent at a pseudo-terminal, or wait for its
         # servers to end, are left out (seconds each, per mutant)
-        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives")),
+        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives"))
+        + ["tests/test_mutants_mcp.py"],
     },
     "prompt": {
         "files": ["plumbing/prompt.py"],
