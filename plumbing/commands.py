@@ -225,15 +225,19 @@ def end_processes(find) -> None:
     """Kill what `find()` returns, again until it returns nothing alive (a process may start
     another before it is killed), then collect them so none is left as a zombie."""
     killed = {}
-    deadline = time.monotonic() + END_WAIT
     found = alive(find())
-    while found and time.monotonic() < deadline:
+    # from the first look on: on a loaded machine that look alone can take longer than END_WAIT,
+    # and what it found is killed all the same (else the command ran on, and its wait never ended)
+    deadline = time.monotonic() + END_WAIT
+    while found:
         for process in found:
             killed[process.pid] = process
             try:
                 process.kill()
             except psutil.Error:  # it ended meanwhile
                 pass
+        if time.monotonic() >= deadline:
+            break
         found = [process for process in alive(find()) if process.pid not in killed]
     collect(list(killed.values()), deadline)
 

@@ -24,8 +24,9 @@ def load_agent(version: str) -> ModuleType:
 
 def load_script(path: Path, name: str = "") -> ModuleType:
     """A fresh module from any script file: a version script, or a workshop solution built on
-    one. Its top level runs again each time; only the compiling is done once per file content."""
-    spec = importlib.util.spec_from_file_location(name or f"agent_{Path(path).stem}", path)
+    one, named after its file (v2_planning), as mutmut names the mutants of its functions. Its
+    top level runs again each time; only the compiling is done once per file content."""
+    spec = importlib.util.spec_from_file_location(name or Path(path).stem, path)
     module = importlib.util.module_from_spec(spec)
     exec(compiled(Path(path)), module.__dict__)
     return module

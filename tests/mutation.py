@@ -100,6 +100,9 @@ TARGETS = {
                 "errors_come_in_the_rows_shape",
                 "max_tokens_beyond_the_rows_limit_is_refused",
                 "the_key_is_taken_only_in_the_rows_headers",
+                # no key to a row whose key check is unknown; both headers to a Bearer-only one
+                "a_request_without_a_key_passes_only_where_the_row_says_no_key_is_checked",
+                "a_bearer_only_row_takes_both_headers_and_refuses_x_api_key_alone_naming_bearer",
             )
         ],
     },
@@ -126,6 +129,8 @@ TARGETS = {
                 "a_row_that_names_no_context_window_takes_what_claudes_largest_takes",
                 "a_dropped_is_error_never_reaches_the_model",
                 "the_key_is_taken_only_in_the_rows_headers",
+                "a_request_without_a_key_passes_only_where_the_row_says_no_key_is_checked",
+                "a_bearer_only_row_takes_both_headers_and_refuses_x_api_key_alone_naming_bearer",
             )
         ] + [
             "tests/test_server.py::test_an_endpoint_can_refuse_an_optional_field",
@@ -244,7 +249,7 @@ TARGETS = {
             "x_zombie_of_another", "x_alive", "x_process_tree", "x_tagged", "x_agent_tag",
             "x_libc", "x_guard_the_agent",
         ],
-        "tests": ["tests/test_plumbing_commands.py"],
+        "tests": ["tests/test_plumbing_commands.py", "tests/test_mutants_commands.py"],
     },
     "compaction": {
         "files": ["plumbing/compaction.py"],
@@ -267,11 +272,14 @@ TARGETS = {
         "files": ["plumbing/mcp.py"],
         # v6's MCP client; the tests that run the agent at a pseudo-terminal, or wait for its
         # servers to end, are left out (seconds each, per mutant)
-        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives")),
+        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives"))
+        + ["tests/test_mutants_mcp.py"],
     },
     "prompt": {
         "files": ["plumbing/prompt.py"],
-        "tests": ["tests/test_screen.py", "tests/test_terms.py"],
+        # test_plumbing_prompt.py reads in-process; test_terminal.py's pseudo-terminal runs the
+        # same code in a child the mutation tool cannot see into
+        "tests": ["tests/test_plumbing_prompt.py", "tests/test_screen.py", "tests/test_terms.py"],
     },
     "read-only": {
         "files": ["plumbing/read_only.py"],
@@ -302,7 +310,8 @@ TARGETS = {
             "x_remove_private_folders", "x_bwrap_starts", "x_seatbelt_starts", "x_starts",
             "x_note_read_only_protection",
         ],
-        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py"],
+        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py",
+                  "tests/test_mutants_sandbox_run.py"],
     },
     "screen": {
         "files": ["plumbing/screen.py"],
@@ -310,12 +319,16 @@ TARGETS = {
     },
     "setup": {
         "files": ["plumbing/setup.py"],
-        "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py"]
+        # test_mutants_setup.py: what only a script's main() reaches (start-up checks, --help's
+        # settings line), called directly
+        "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py",
+                  "tests/test_mutants_setup.py"]
         + tests_in("tests/test_loop.py", BASH_RUNS),
     },
     "skills": {
         "files": ["plumbing/skills.py"],
-        "tests": ["tests/test_plumbing_skills.py", "tests/test_skills.py"],
+        "tests": ["tests/test_plumbing_skills.py", "tests/test_mutants_skills.py",
+                  "tests/test_skills.py"],
     },
     "status": {
         "files": ["plumbing/status.py"],
@@ -342,7 +355,8 @@ TARGETS = {
             "xǁHandlerǁdo_POST", "xǁHandlerǁ_send", "x_thinking_block", "x_content_key",
             "x_error_reply",
         ],
-        "tests": ["tests/test_server.py", "tests/test_rules.py", "tests/test_endpoints.py"],
+        "tests": ["tests/test_server.py", "tests/test_rules.py", "tests/test_endpoints.py",
+                  "tests/test_mutants_server.py"],
     },
     "endpoints": {
         "files": ["scripted/endpoints.py"],
@@ -352,42 +366,55 @@ TARGETS = {
     },
     "record": {
         "files": ["scripted/record.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_record.py"],
     },
     "replay": {
         "files": ["scripted/replay.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_replay.py"],
     },
     "chat-completions": {
         "files": ["scripted/chat_completions.py"],
-        "tests": ["tests/test_litellm.py"],
+        # test_litellm.py needs LiteLLM's proxy, a child process from a virtual environment the
+        # copy has not got (it skips there); test_mutants_chat_completions.py asks the backend
+        # over HTTP in the test's own process
+        "tests": ["tests/test_litellm.py", "tests/test_mutants_chat_completions.py"],
     },
     # -- the rest of docsgen/ --
     "docs-endpoints": {
         "files": ["docsgen/endpoints.py"],
         "tests": ["tests/test_other_models.py", "tests/test_mutants_docs_endpoints.py"],
     },
+    # charts and hood: test_hood.py reads the built site, which the copy leaves out; their
+    # tests/test_mutants_*.py draw the charts and make the pages in the test's own process
     "charts": {
         "files": ["docsgen/charts.py"],
-        "tests": ["tests/test_generators.py", "tests/test_hood.py"],
+        "tests": ["tests/test_mutants_charts.py", "tests/test_generators.py",
+                  "tests/test_hood.py"],
     },
     "hood": {
         "files": ["docsgen/hood.py"],
-        "tests": ["tests/test_hood.py", "tests/test_generators.py"],
+        "tests": ["tests/test_mutants_hood.py", "tests/test_hood.py", "tests/test_generators.py"],
     },
     "generated": {
         "files": ["docsgen/generated.py"],
-        "tests": ["tests/test_docs.py", "tests/test_chapters.py"],
+        # test_docs.py's build tests are left out of the copy: test_mutants_generated.py calls
+        # each step in the test's own process (expected_files() runs every demo: not here)
+        "tests": ["tests/test_mutants_generated.py", "tests/test_docs.py",
+                  "tests/test_chapters.py"],
     },
     "search": {
         "files": ["docsgen/search.py"],
-        "tests": ["tests/test_docs.py"],
+        "tests": ["tests/test_mutants_search.py", "tests/test_docs.py"],
     },
     "site-tools": {
         # the build's entry points: serving, the vendored mermaid, screenshots, mkdocs hooks
         "files": ["docsgen/serve.py", "docsgen/vendor.py", "docsgen/hooks.py",
                   "docsgen/screenshots.py", "docsgen/__main__.py"],
-        "tests": ["tests/test_layout.py", "tests/test_browser.py", "tests/test_docs.py"],
+        # test_layout.py and test_browser.py open the built site, which the copy leaves out
+        "tests": ["tests/test_mutants_site_tools.py", "tests/test_layout.py",
+                  "tests/test_browser.py", "tests/test_docs.py"],
     },
     # -- the lessons' own mechanisms, in every version that has them --
     "lessons-loop": {
@@ -421,7 +448,8 @@ TARGETS = {
     "v5-compaction": {
         "files": ["v5_compaction.py"],
         "functions": ["x_compact", "x_what_must_survive", "x_compact_by_hand"],
-        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS),
+        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS)
+        + ["tests/test_mutants_v5_compaction.py"],
     },
 }
 

@@ -245,6 +245,9 @@ NO_SUMMARY = {
                    "the model paused before it wrote the summary (pause_turn)"),
     "a full context window": ({"text": SUMMARY, "stop_reason": "model_context_window_exceeded"},
                               "the summary request filled the model's context window"),
+    "a stop sequence": ({"text": SUMMARY, "stop_reason": "stop_sequence"},
+                        "the reply stopped early (stop_sequence)"),
+    "a blank text": ({"text": " \n\t "}, "the model's reply held no summary text"),
 }
 
 
@@ -392,6 +395,54 @@ def test_slash_compact_with_nothing_to_compact_says_so_and_asks_nothing(
                           input_text="/compact\n")
     assert done.returncode == 0 and "[nothing to compact yet]" in done.stdout
     assert scripted_api.requests == []
+
+
+def test_slash_compact_without_a_summary_keeps_the_history_and_says_why(
+    version, scripted_api, make_agent, tmp_path, capsys
+):
+    (tmp_path / "notes.txt").write_text("the deploy key is K-7731\n")
+    agent = make_agent()  # compacts only by hand here; every ending above goes through compact()
+    answer, why = NO_SUMMARY["a refusal"]
+    failed = {"expect": {"last_user_contains": agent.SUMMARY_QUESTION}, **answer}
+    which = {"expect": {"last_user_contains": "which key?"}, "text": "K-7731."}
+    scripted_api.play({"turns": [READ, {"text": "Read it."}, failed, which]})
+    history = []
+    assert agent.run_turn(history, "read the notes") == 0
+    capsys.readouterr()
+    assert agent.compact_by_hand(history) == 0
+    assert f"[compaction failed: {why}{AGAIN}" in capsys.readouterr().err
+    assert agent.run_turn(history, "which key?") == 0
+    _, _, asked, after = scripted_api.requests
+    # The next turn went on from the history as it was: the question's request, one message on.
+    assert texts(asked.body["messages"][-1]) == [agent.SUMMARY_QUESTION]
+    assert after.body["messages"][:-1] == asked.body["messages"][:-1]
+    assert texts(after.body["messages"][-1]) == ["which key?"]
+    assert [message["role"] for message in history] == ["user", "assistant"] * 3
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+@pytest.mark.usefixtures("ctrl_c_raises")
+def test_ctrl_c_during_slash_compact_keeps_the_history_and_the_next_turn_goes_on(
+    version, scripted_api, make_agent, tmp_path, capsys
+):
+    (tmp_path / "notes.txt").write_text("the deploy key is K-7731\n")
+    agent = make_agent()
+    go_on = {"expect": {"last_user_contains": "go on"}, "text": "Back again."}
+    scripted_api.play({"turns": [READ, {"text": "Read it."}, summary_turn(agent, hold=True),
+                                 go_on]})
+    history = []
+    assert agent.run_turn(history, "read the notes") == 0
+    requests = scripted_api.requests
+    press_ctrl_c_once(lambda: len(requests) == 3)
+    assert agent.compact_by_hand(history) == 130
+    scripted_api.release()
+    assert "[interrupted: the turn stopped here" in capsys.readouterr().err
+    assert agent.run_turn(history, "go on") == 0
+    asked, after = requests[2:]
+    assert after.body["messages"][:-1] == asked.body["messages"][:-1]  # the same four, unchanged
+    assert [message["role"] for message in history] == ["user", "assistant"] * 3
+    assert agent.SUMMARY_QUESTION not in str(history)
+    assert history[-1]["content"][0].text == "Back again."
 
 
 def test_help_states_compact_at_in_effect(version, tmp_path):
