@@ -93,13 +93,16 @@ def make_session(history: str):
     """A prompt_toolkit session: Enter sends, unless the line ends in a backslash, which goes on
     to the next line; the history is kept in a file unless it is "off"."""
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.enums import DEFAULT_BUFFER
+    from prompt_toolkit.filters import has_focus
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings
 
     keys = KeyBindings()
+    typing = has_focus(DEFAULT_BUFFER)  # not in Ctrl-R's search, whose Enter takes the match
 
-    @keys.add("enter")
-    @keys.add("c-j")
+    @keys.add("enter", filter=typing)
+    @keys.add("c-j", filter=typing)
     def send_or_continue(event) -> None:
         """Enter sends the message, unless the line ends in a backslash, or more keys came in
         the same read: then it is a line break inside a paste (a terminal without bracketed

@@ -29,6 +29,7 @@ from plumbing.screen import Screen
 READ_ONLY_MEMORY_KB = 1024 * 1024  # address space of each command: tail /dev/zero stops at 1 GiB
 SANDBOX_TMP_BYTES = 64 * 1024 * 1024  # the sandbox's private /tmp, thrown away after each command
 SANDBOX_PROCESSES = 256  # processes and threads in the sandbox (rg and git grep run threads)
+SANDBOX_START_WAIT = 30  # seconds the sandbox may take to run `true` once, at start-up
 GIT_SAFE_CONFIG = [  # -c beats the repository's .git/config, which an untrusted repo can fill
     "core.fsmonitor=false", "diff.external=", "log.showSignature=false", "gpg.program=false",
     "gpg.ssh.program=false", "gpg.x509.program=false", "protocol.allow=never", "gc.auto=0",
@@ -378,7 +379,11 @@ def seatbelt_starts(sandbox_exec: str | None) -> bool:
 
 def starts(argv: list[str]) -> bool:
     env = {"PATH": read_only_path()}
-    probe = subprocess.run(argv, capture_output=True, timeout=30, check=False, env=env)
+    try:
+        probe = subprocess.run(argv, capture_output=True, timeout=SANDBOX_START_WAIT, check=False,
+                               env=env)
+    except subprocess.TimeoutExpired:  # a sandbox that hangs runs nothing: parsing only
+        return False
     return probe.returncode == 0
 
 

@@ -288,12 +288,14 @@ class RecordingProxy(LoopbackServer):
             # send_response() has written this server's own date and server lines
             if name not in HOP_BY_HOP and name not in ("date", "server"):
                 handler.send_header(name, value)
+        # Each part is kept before it is passed on: the script may end as soon as it has the
+        # last one, and the file is written then.
         if not headers.get("content-type", "").startswith("text/event-stream"):
             body = reply.read()
+            exchange.reply_body = json_or_text(body.decode("utf-8", errors="replace"))
             handler.send_header("content-length", str(len(body)))
             handler.end_headers()
             handler.wfile.write(body)
-            exchange.reply_body = json_or_text(body.decode("utf-8", errors="replace"))
             return
         handler.end_headers()
         reader = EventReader()
@@ -301,11 +303,11 @@ class RecordingProxy(LoopbackServer):
             chunk = reply.read1(STREAM_CHUNK)
             if not chunk:
                 break
-            handler.wfile.write(chunk)
-            handler.wfile.flush()  # the script sees each event as soon as it comes
             arrived = self.clock()
             for name, data in reader.feed(chunk):
                 exchange.events.append({"at": arrived, "event": name, "data": data})
+            handler.wfile.write(chunk)
+            handler.wfile.flush()  # the script sees each event as soon as it comes
 
     def answer_unreachable(
         self, handler: BaseHTTPRequestHandler, exchange: Exchange, error: Exception

@@ -100,6 +100,9 @@ TARGETS = {
                 "errors_come_in_the_rows_shape",
                 "max_tokens_beyond_the_rows_limit_is_refused",
                 "the_key_is_taken_only_in_the_rows_headers",
+                # no key to a row whose key check is unknown; both headers to a Bearer-only one
+                "a_request_without_a_key_passes_only_where_the_row_says_no_key_is_checked",
+                "a_bearer_only_row_takes_both_headers_and_refuses_x_api_key_alone_naming_bearer",
             )
         ],
     },
@@ -126,6 +129,8 @@ TARGETS = {
                 "a_row_that_names_no_context_window_takes_what_claudes_largest_takes",
                 "a_dropped_is_error_never_reaches_the_model",
                 "the_key_is_taken_only_in_the_rows_headers",
+                "a_request_without_a_key_passes_only_where_the_row_says_no_key_is_checked",
+                "a_bearer_only_row_takes_both_headers_and_refuses_x_api_key_alone_naming_bearer",
             )
         ] + [
             "tests/test_server.py::test_an_endpoint_can_refuse_an_optional_field",
@@ -267,7 +272,8 @@ TARGETS = {
         "files": ["plumbing/mcp.py"],
         # v6's MCP client; the tests that run the agent at a pseudo-terminal, or wait for its
         # servers to end, are left out (seconds each, per mutant)
-        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives")),
+        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives"))
+        + ["tests/test_mutants_mcp.py"],
     },
     "prompt": {
         "files": ["plumbing/prompt.py"],
@@ -304,7 +310,8 @@ TARGETS = {
             "x_remove_private_folders", "x_bwrap_starts", "x_seatbelt_starts", "x_starts",
             "x_note_read_only_protection",
         ],
-        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py"],
+        "tests": ["tests/test_plumbing_sandbox.py", "tests/test_sandbox.py",
+                  "tests/test_mutants_sandbox_run.py"],
     },
     "screen": {
         "files": ["plumbing/screen.py"],
@@ -312,12 +319,16 @@ TARGETS = {
     },
     "setup": {
         "files": ["plumbing/setup.py"],
-        "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py"]
+        # test_mutants_setup.py: what only a script's main() reaches (start-up checks, --help's
+        # settings line), called directly
+        "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py",
+                  "tests/test_mutants_setup.py"]
         + tests_in("tests/test_loop.py", BASH_RUNS),
     },
     "skills": {
         "files": ["plumbing/skills.py"],
-        "tests": ["tests/test_plumbing_skills.py", "tests/test_skills.py"],
+        "tests": ["tests/test_plumbing_skills.py", "tests/test_mutants_skills.py",
+                  "tests/test_skills.py"],
     },
     "status": {
         "files": ["plumbing/status.py"],
@@ -344,7 +355,8 @@ TARGETS = {
             "xǁHandlerǁdo_POST", "xǁHandlerǁ_send", "x_thinking_block", "x_content_key",
             "x_error_reply",
         ],
-        "tests": ["tests/test_server.py", "tests/test_rules.py", "tests/test_endpoints.py"],
+        "tests": ["tests/test_server.py", "tests/test_rules.py", "tests/test_endpoints.py",
+                  "tests/test_mutants_server.py"],
     },
     "endpoints": {
         "files": ["scripted/endpoints.py"],
@@ -354,7 +366,8 @@ TARGETS = {
     },
     "record": {
         "files": ["scripted/record.py"],
-        "tests": tests_in("tests/test_recordings.py", BASH_RUNS),
+        "tests": tests_in("tests/test_recordings.py", BASH_RUNS)
+        + ["tests/test_mutants_record.py"],
     },
     "replay": {
         "files": ["scripted/replay.py"],
@@ -386,11 +399,14 @@ TARGETS = {
     },
     "generated": {
         "files": ["docsgen/generated.py"],
-        "tests": ["tests/test_docs.py", "tests/test_chapters.py"],
+        # test_docs.py's build tests are left out of the copy: test_mutants_generated.py calls
+        # each step in the test's own process (expected_files() runs every demo: not here)
+        "tests": ["tests/test_mutants_generated.py", "tests/test_docs.py",
+                  "tests/test_chapters.py"],
     },
     "search": {
         "files": ["docsgen/search.py"],
-        "tests": ["tests/test_docs.py"],
+        "tests": ["tests/test_mutants_search.py", "tests/test_docs.py"],
     },
     "site-tools": {
         # the build's entry points: serving, the vendored mermaid, screenshots, mkdocs hooks

@@ -16,7 +16,7 @@ import pytest
 from scripted.chat_completions import CREATED, ScriptedChatCompletions
 
 WRITE = {"name": "write_file", "input": {"path": "hello.py", "content": "print('hi')\n"}}
-LIST = {"name": "list_files", "input": {}}
+LIST = {"name": "list_files"}  # a call may leave out its `input`
 MESSAGES = [{"role": "user", "content": "Write hello.py."}]
 
 
@@ -50,6 +50,23 @@ def complete(backend, **body) -> tuple[int, dict]:
                              {"model": "gpt-4o-mini", "messages": MESSAGES, **body})
     assert kind == "application/json"
     return status, json.loads(raw)
+
+
+def test_a_json_reply_says_its_length():
+    """A client that keeps the connection open reads exactly content-length bytes."""
+    server = ScriptedChatCompletions()
+    server.play({"turns": [{"text": "Hi."}]})
+    where = urlsplit(server.start())
+    try:
+        for path in ("/v1/chat/completions", "/v1/other"):
+            connection = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+            connection.request("POST", path, b"{}", {"content-type": "application/json"})
+            reply = connection.getresponse()
+            raw = reply.read()
+            connection.close()
+            assert reply.getheader("content-length") == str(len(raw)) and json.loads(raw)
+    finally:
+        server.stop()
 
 
 def stream(backend, **body) -> list[dict | str]:
@@ -258,6 +275,14 @@ def test_expect_is_not_met_by_the_words_in_another_role_or_a_tool_message_withou
     assert reply["error"]["message"] == said and backend.problems == [said]
     status, _ = complete(backend, messages=[{"role": "tool", "content": [{"text": "wrote"}]}])
     assert status == 200 and backend.problems == [said]
+
+
+def test_expect_is_not_met_by_a_request_without_messages(backend):
+    backend.play({"turns": [{"expect": {"tool_result_contains": "wrote"}, "text": "Done."}]})
+    status, kind, raw = post(backend.url, "/v1/chat/completions", {"model": "m"})
+    assert (status, kind) == (400, "application/json")
+    assert json.loads(raw)["error"]["message"] == (
+        "expect failed: no tool message contains 'wrote'")
 
 
 def test_play_starts_afresh_and_an_unknown_turn_key_is_refused(backend):

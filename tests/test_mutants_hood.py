@@ -120,10 +120,25 @@ def page_of(html: str) -> ET.Element:
     return element_at(html, '<section class="hood"')
 
 
+# hood_files()'s pages for the test running now, made once per test (each test makes its own:
+# mutation runs give a mutant only the tests that called its function themselves)
+MADE: dict[tuple[int, str], tuple[list[dict], dict[Path, str]]] = {}
+
+
+@pytest.fixture(autouse=True)
+def pages_made_by_each_test():
+    MADE.clear()
+    yield
+    MADE.clear()
+
+
 def fragment(recording: list[dict], language: str = "en", part: str = "",
              version: str = "v3") -> ET.Element:
+    key = (id(recording), version)  # the recording is kept with its pages: its id stays its own
+    if key not in MADE:
+        MADE[key] = (recording, hood_files({version: recording}))
     name = f"{version}-{part}.html" if part else f"{version}.html"
-    return page_of(hood_files({version: recording})[Path("hood", language, name)])
+    return page_of(MADE[key][1][Path("hood", language, name)])
 
 
 def summary_line(section: ET.Element) -> str:

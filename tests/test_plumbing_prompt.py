@@ -6,6 +6,7 @@ The scripts' prompt is seen through a real pseudo-terminal in test_terminal.py; 
 the same code in the test's own process, where the mutation tool can see which test reaches it.
 """
 
+import asyncio
 import io
 import re
 import sys
@@ -50,13 +51,13 @@ def piped_prompt(monkeypatch, typed: str) -> tuple[Prompt, io.StringIO]:
 
 # -- from a pipe: a line is a message; a replay shows it as it was typed --
 def test_a_piped_line_is_the_message_and_is_shown_as_a_terminal_shows_what_is_typed(monkeypatch):
-    prompt, shown = piped_prompt(monkeypatch, "  fix the tests  \nand then this\n")
+    prompt, shown = piped_prompt(monkeypatch, "  fix the tests  \nname it X\r\n")
     prompt.stopped.set()  # the last turn's Ctrl-C
     assert prompt.read() == "fix the tests"
     assert shown.getvalue() == "\nyou>   fix the tests  \n"
     assert not prompt.stopped.is_set()  # commands may run again
     assert prompt.screen.waiting_for == "waiting for the model"
-    assert prompt.read() == "and then this"
+    assert prompt.read() == "name it X"  # the line end taken off, nothing more
 
 
 def test_a_line_ending_in_a_backslash_goes_on_to_the_next_whatever_the_line_ends(monkeypatch):
@@ -146,6 +147,17 @@ def test_ctrl_d_leaves_and_ends_the_line(monkeypatch):
 
 
 # -- at a terminal: prompt_toolkit, fed keys through a pipe of its own --
+@pytest.fixture(autouse=True)
+def no_loop_marked_running():
+    """A test worker that drove Chromium before (test_browser.py) has Playwright's event loop
+    marked as running in its main thread, where prompt_toolkit's asyncio.run() then refuses to
+    start: for these tests the mark is lifted, as in the agent, which has no such loop."""
+    running = asyncio._get_running_loop()
+    asyncio._set_running_loop(None)
+    yield
+    asyncio._set_running_loop(running)
+
+
 @pytest.fixture
 def keys():
     """The keys the user types, and what prompt_toolkit draws (with escape sequences)."""
@@ -186,6 +198,16 @@ def test_a_trailing_backslash_continues_on_the_next_line_without_the_backslash(k
     session.default_buffer.on_text_changed += type_the_next_line
     keys.send_text("two\\\r")
     assert session.prompt("you> ") == "two\nthree"
+
+
+def test_enter_in_a_ctrl_r_search_takes_the_match_and_the_next_enter_sends_it(keys, tmp_path):
+    history = str(tmp_path / "history")
+    for earlier in ["make it faster\r", "add a test\r"]:
+        keys.send_text(earlier)
+        make_session(history).prompt("you> ")
+    keys.send_text("\x12fast\r\r")  # Ctrl-R, a word of the earlier message, Enter, Enter
+    keys.close()  # with nothing sent, the prompt would wait for more keys: here, it raises
+    assert make_session(history).prompt("you> ") == "make it faster"
 
 
 def test_the_prompt_is_cyan_and_a_message_goes_on_after_dots(keys, monkeypatch):
@@ -254,15 +276,18 @@ def test_agent_history_off_keeps_no_file_and_recalls_nothing_later(keys, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_history_path_that_is_a_folder_still_reads_the_message(keys, tmp_path):
-    """AGENT_HISTORY naming a folder must not break the prompt."""
+def test_a_history_path_that_is_a_folder_reads_the_message_without_an_error(keys, tmp_path):
+    """AGENT_HISTORY naming a folder must not break the prompt: prompt_toolkit would show its
+    failed reads and writes of the file as tracebacks, each followed by "Press ENTER"."""
     keys.send_text("still works\r")
     assert make_session(str(tmp_path)).prompt("you> ") == "still works"
     assert list(tmp_path.iterdir()) == []
+    assert "Press ENTER to continue" not in keys.drawn.getvalue()  # after a traceback
 
 
-def test_a_history_path_that_cannot_be_made_still_reads_the_message(keys, tmp_path):
+def test_a_history_path_that_cannot_be_made_reads_the_message_without_an_error(keys, tmp_path):
     """A read-only home must not break the prompt: here, a folder that is not there."""
     keys.send_text("still works\r")
     assert make_session(str(tmp_path / "missing" / "history")).prompt("you> ") == "still works"
     assert list(tmp_path.iterdir()) == []
+    assert "Press ENTER to continue" not in keys.drawn.getvalue()  # after a traceback

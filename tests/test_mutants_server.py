@@ -1,0 +1,213 @@
+"""The scripted server's scenarios, replies and errors (scripted/server.py), as a scenario's
+author and the SDK see them: the one-line message for each mistake in a scenario, the headers
+that tell the SDK to retry, an OpenAI-shaped error that names its field, the stream's deltas.
+tests/test_server.py drives whole conversations; these cases pin what it leaves to one shape."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from urllib.parse import urlsplit
+
+import anthropic
+import pytest
+
+from scripted.server import check_scenario, chunks, load_scenario
+
+MODEL = "claude-sonnet-4-6"
+USER = {"role": "user", "content": "Hi."}
+
+
+def raw_post(url: str, body: dict, path: str = "/v1/messages", **headers: str):
+    """(status, headers, bytes) of a POST with the key and version an SDK sends."""
+    where = urlsplit(url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    sent = {"x-api-key": "k", "anthropic-version": "2023-06-01",
+            "content-type": "application/json", **headers}
+    connection.request("POST", path, json.dumps(body).encode(), sent)
+    reply = connection.getresponse()
+    answer = reply.status, {name.lower(): value for name, value in reply.getheaders()}, reply.read()
+    connection.close()
+    return answer
+
+
+def request(**fields) -> dict:
+    return {"model": MODEL, "max_tokens": 100, "messages": [USER], **fields}
+
+
+# -- a scenario's mistakes, one line each --
+
+
+@pytest.mark.parametrize(("scenario", "said"), [
+    ([], "a scenario must be a mapping with a `turns` list"),
+    ({"turns": {}}, "a scenario must be a mapping with a `turns` list"),
+    ({"turns": [], "tracks": {}}, "`tracks` must be a list of mappings, each with a `match` and "
+                                  "`turns` (and `in`: first or last)"),
+    ({"turns": [], "tracks": ["x"]}, "`tracks` must be"),
+    ({"turns": [], "tracks": [{"match": 1, "turns": []}]}, "`tracks` must be"),
+    ({"turns": [], "tracks": [{"match": "", "turns": []}]}, "`tracks` must be"),
+    ({"turns": [], "tracks": [{"match": "a", "turns": {}}]}, "`tracks` must be"),
+    ({"turns": [], "tracks": [{"match": "a", "turns": [], "in": "middle"}]}, "`tracks` must be"),
+    ({"turns": [], "rejects": "thinking"}, "`rejects` is a list of fields among "
+                                           "['cache_control', 'thinking', 'thinking.display']"),
+    ({"turns": [], "rejects": ["tools"]}, "`rejects` is a list of fields among"),
+    ({"turns": [], "endpoint": "nowhere"}, "`endpoint` is one of ["),
+    ({"turns": [], "context_window": 0}, "`context_window` is a positive number of tokens"),
+    ({"turns": [], "context_window": True}, "`context_window` is a positive number of tokens"),
+    ({"turns": [], "context_window": "100"}, "`context_window` is a positive number of tokens"),
+    ({"turns": ["hi"]}, "turn 1: a turn must be a mapping"),
+    ({"turns": [{"text": "a"}, {"latency": 1}]},
+     "turn 2: a turn needs `thinking`, `text`, `tool_calls` or `error`"),
+    ({"turns": [{"text": "a", "error": {"status": 500}}]},
+     "turn 1: an `error` turn cannot also have stop_reason, text, thinking, tool_calls"),
+    ({"turns": [{"thinking": "a", "error": {"status": 500, "midstream": True}}]},
+     "turn 1: an `error` turn cannot also have stop_reason, thinking, tool_calls"),
+    ({"turns": [{"error": {"status": 418}}]},
+     "turn 1: `error` needs a `status` in [400, 401, 403, 404, 413, 422, 429, 500, 529] and may "
+     "have ['message', 'midstream', 'param', 'retry_after_ms', 'status']"),
+    ({"turns": [{"error": {"status": 500, "code": 1}}]}, "turn 1: `error` needs a `status`"),
+    ({"turns": [{"error": "boom"}]}, "turn 1: `error` needs a `status`"),
+    ({"turns": [{"thinking": ""}]}, "turn 1: `thinking` must be a non-empty string"),
+    ({"turns": [{"text": 5}]}, "turn 1: `text` must be a non-empty string"),
+    ({"turns": [{"tool_calls": [{"name": "bash", "input": {}, "id": "x"}]}]},
+     "turn 1: each tool call needs a `name` and an `input` mapping, and may have "
+     "['input', 'invalid', 'name']"),
+    ({"turns": [{"tool_calls": [{"name": "bash", "input": "ls"}]}]},
+     "turn 1: each tool call needs"),
+    ({"turns": [{"tool_calls": [{"input": {}}]}]}, "turn 1: each tool call needs"),
+    ({"turns": [{"tool_calls": {"name": "bash", "input": {}}}]}, "turn 1: each tool call needs"),
+    ({"turns": [{"text": "a", "stop_reason": "done"}]}, "turn 1: `stop_reason` must be one of "),
+    ({"turns": [{"text": "a", "expect": ["tools"]}]},
+     "turn 1: `expect` may have ['last_user_contains', 'system_contains', "
+     "'tool_result_contains', 'tool_result_is_error', 'tools'], with `tools` a list of names"),
+    ({"turns": [{"text": "a", "expect": {"tool": []}}]}, "turn 1: `expect` may have"),
+    ({"turns": [{"text": "a", "expect": {"tools": "bash"}}]}, "turn 1: `expect` may have"),
+    ({"turns": [{"text": "a", "latency": -1}]}, "turn 1: `latency` must be a number of seconds"),
+    ({"turns": [{"text": "a", "latency": "1"}]}, "turn 1: `latency` must be a number of seconds"),
+    ({"turns": [{"text": "a", "hold": "later"}]}, "turn 1: `hold` must be true, false or midway"),
+    ({"turns": [{"text": "a", "repeat": 0}]}, "turn 1: `repeat` must be a positive integer"),
+    ({"turns": [{"text": "a", "repeat": 1.5}]}, "turn 1: `repeat` must be a positive integer"),
+    ({"turns": [], "tracks": [{"match": "find", "turns": [{"text": "a"}, {"txet": "b"}]}]},
+     "track 'find', turn 2: unknown key(s) ['txet']"),
+])
+def test_each_mistake_in_a_scenario_is_one_line_that_names_the_step(scenario, said):
+    with pytest.raises(ValueError) as refused:
+        check_scenario(scenario, "mine.yaml")
+    assert str(refused.value).startswith(f"mine.yaml: {said}")
+
+
+@pytest.mark.parametrize("scenario", [
+    {"turns": [{"text": "a", "latency": 0.5, "hold": "midway", "repeat": 2,
+                "stop_reason": "max_tokens", "expect": {"tools": ["bash"]}}]},
+    {"turns": [{"tool_calls": [{"name": "bash", "input": {}, "invalid": True}]}]},
+    {"turns": [{"error": {"status": 429, "message": "m", "retry_after_ms": 5, "param": "x"}}]},
+    {"turns": [{"text": "half", "error": {"status": 529, "midstream": True}}]},
+    {"turns": [], "tracks": [{"match": "a", "turns": [], "in": "last"}], "endpoint": "ollama",
+     "rejects": ["thinking.display"], "context_window": 1, "name": "free text"},
+    {"turns": [{"text": "a", "hold": True}, {"text": "b", "hold": False}]},
+])
+def test_every_documented_turn_and_scenario_key_is_taken(scenario):
+    assert check_scenario(scenario) is scenario
+
+
+def test_a_file_that_is_not_yaml_is_named_and_a_scenario_can_be_played_from_its_path(
+    tmp_path, scripted_api
+):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("turns: [\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^.*broken\.yaml: not valid YAML: "):
+        load_scenario(broken)
+    good = tmp_path / "good.yaml"
+    good.write_text("turns:\n  - text: From the file.\n    repeat: 2\n", encoding="utf-8")
+    scripted_api.play(str(good))
+    assert scripted_api.remaining() == 2
+    scripted_api.play(good)
+    client = anthropic.Anthropic(base_url=scripted_api.start(), api_key="k")
+    assert client.messages.create(**request()).content[0].text == "From the file."
+    assert scripted_api.remaining() == 1
+    scripted_api.play({"turns": []})
+
+
+# -- errors as the SDK reads them --
+
+
+@pytest.mark.parametrize(("error", "status", "retry"), [
+    ({"status": 429, "retry_after_ms": 5}, 429, "5"),
+    ({"status": 500}, 500, "1"),
+    ({"status": 529, "message": "busy"}, 529, "1"),
+    ({"status": 413}, 413, None),
+    ({"status": 422, "message": "bad"}, 422, None),
+])
+def test_an_error_the_sdk_retries_says_retry_at_once_and_others_say_nothing(
+    scripted_api, error, status, retry
+):
+    scripted_api.play({"turns": [{"error": error}]})
+    got, headers, raw = raw_post(scripted_api.start(), request())
+    assert got == status
+    assert headers.get("retry-after-ms") == retry
+    assert headers.get("x-should-retry") == ("true" if retry else None)
+    kind = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error",
+            413: "request_too_large", 422: "invalid_request_error"}[status]
+    assert json.loads(raw) == {"type": "error", "error": {
+        "type": kind, "message": error.get("message", f"scripted {kind}")}}
+    assert headers["request-id"].startswith("req_scripted")
+
+
+def test_an_openai_shaped_error_names_the_field_the_scenario_gives_and_its_code(scripted_api):
+    """llama.cpp answers in OpenAI's shape; `param` names the request field the error is about
+    (the agent drops that field by it: tests/test_model.py)."""
+    scripted_api.play({"endpoint": "llama.cpp", "turns": [
+        {"error": {"status": 400, "message": "not supported", "param": "thinking"}},
+        {"error": {"status": 500}},
+    ]})
+    status, _, raw = raw_post(scripted_api.start(), request())
+    assert status == 400
+    assert json.loads(raw) == {"error": {"message": "not supported",
+                                         "type": "invalid_request_error",
+                                         "param": "thinking", "code": 400}}
+    assert scripted_api.requests[0].reply == {"status": 400, "body": json.loads(raw)}
+    status, _, raw = raw_post(scripted_api.start(), request())
+    assert json.loads(raw) == {"error": {"message": "scripted api_error", "type": "api_error",
+                                         "param": None, "code": 500}}
+
+
+def test_a_claude_shaped_error_names_no_field_even_when_the_scenario_gives_one(scripted_api):
+    scripted_api.play({"turns": [{"error": {"status": 400, "message": "no", "param": "thinking"}}]})
+    _, _, raw = raw_post(scripted_api.start(), request())
+    assert json.loads(raw) == {"type": "error",
+                               "error": {"type": "invalid_request_error", "message": "no"}}
+
+
+# -- the reply's shape on the wire --
+
+
+def test_a_path_with_a_query_is_the_messages_endpoint_and_text_goes_as_utf8(scripted_api):
+    scripted_api.play({"turns": [{"text": "日本語のテキスト"}]})
+    status, headers, raw = raw_post(scripted_api.start(), request(), "/v1/messages?beta=true")
+    assert status == 200 and headers["content-type"] == "application/json"
+    assert "日本語のテキスト".encode() in raw and int(headers["content-length"]) == len(raw)
+    assert b", " not in raw and b'": ' not in raw  # compact JSON, as the API writes it
+
+
+def streamed_text(raw: bytes) -> list[str]:
+    events = [block.split("\n", 1) for block in raw.decode().split("\n\n") if block]
+    datas = [json.loads(data.removeprefix("data: ")) for _, data in events]
+    return [data["delta"]["text"] for data in datas
+            if data["type"] == "content_block_delta" and data["delta"]["type"] == "text_delta"]
+
+
+@pytest.mark.parametrize(("length", "pieces"), [(16, [16]), (17, [16, 1]), (33, [16, 16, 1])])
+def test_a_streamed_text_comes_sixteen_characters_a_delta(scripted_api, length, pieces):
+    text = "abcdefghij" * 4
+    scripted_api.play({"turns": [{"text": text[:length]}]})
+    status, headers, raw = raw_post(scripted_api.start(), request(stream=True))
+    assert status == 200 and headers["content-type"] == "text/event-stream"
+    deltas = streamed_text(raw)
+    assert [len(piece) for piece in deltas] == pieces and "".join(deltas) == text[:length]
+
+
+def test_a_huge_text_comes_in_at_most_about_four_hundred_deltas():
+    assert [len(piece) for piece in chunks("x" * 6399)] == [16] * 399 + [15]  # 400 deltas
+    # one more character: the pieces grow by one rather than a 401st delta coming
+    assert [len(piece) for piece in chunks("x" * 6400)] == [17] * 376 + [8]
+    assert chunks("") == []
