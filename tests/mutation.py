@@ -435,7 +435,7 @@ TARGETS = {
     "lessons-tools": {
         "files": LESSONS,
         "functions": ["x_run_bash", "x_read_file", "x_write_file", "x_edit_file"],
-        "tests": ["tests/test_tools.py"],
+        "tests": ["tests/test_tools.py", "tests/test_mutants_lessons_tools.py"],
     },
     "lessons-todo": {
         "files": LESSONS[1:],
@@ -452,7 +452,7 @@ TARGETS = {
         "functions": ["x_skill_sources", "x_load_skills", "x_read_skill", "x_catalogue",
                       "x_skill_tool", "x_install_skills", "x_activate_skill",
                       "x_path_for_reading"],
-        "tests": ["tests/test_skills.py"],
+        "tests": ["tests/test_skills.py", "tests/test_mutants_lessons_skills.py"],
     },
     "v5-compaction": {
         "files": ["v5_compaction.py"],
