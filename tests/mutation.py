@@ -319,12 +319,16 @@ TARGETS = {
     },
     "setup": {
         "files": ["plumbing/setup.py"],
-        "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py"]
+        # test_mutants_setup.py: what only a script's main() reaches (start-up checks, --help's
+        # settings line), called directly
+        "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py",
+                  "tests/test_mutants_setup.py"]
         + tests_in("tests/test_loop.py", BASH_RUNS),
     },
     "skills": {
         "files": ["plumbing/skills.py"],
-        "tests": ["tests/test_plumbing_skills.py", "tests/test_skills.py"],
+        "tests": ["tests/test_plumbing_skills.py", "tests/test_mutants_skills.py",
+                  "tests/test_skills.py"],
     },
     "status": {
         "files": ["plumbing/status.py"],
@@ -444,7 +448,8 @@ TARGETS = {
     "v5-compaction": {
         "files": ["v5_compaction.py"],
         "functions": ["x_compact", "x_what_must_survive", "x_compact_by_hand"],
-        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS),
+        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS)
+        + ["tests/test_mutants_v5_compaction.py"],
     },
 }
 
