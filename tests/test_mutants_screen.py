@@ -185,7 +185,7 @@ def test_a_second_streamed_reply_is_printed_from_its_first_line():
     for reply in ("- first 1\n- first 2\n", "\n".join(f"- second {n}" for n in range(1, 11))):
         screen.text(reply)
         screen.print_stable_reply_lines(final=True)
-    lines = [line.strip() for line in shown.getvalue().splitlines()]
+    lines = [ANSI.sub("", line).strip() for line in shown.getvalue().splitlines()]
     assert lines.count("• second 1") == 1 and lines[-1] == "• second 10"
     assert lines.count("• first 1") == 1
 
