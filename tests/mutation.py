@@ -272,7 +272,8 @@ TARGETS = {
         "files": ["plumbing/mcp.py"],
         # v6's MCP client; the tests that run the agent at a pseudo-terminal, or wait for its
         # servers to end, are left out (seconds each, per mutant)
-        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives")),
+        "tests": tests_in("tests/test_mcp.py", ("terminal", "outlives"))
+        + ["tests/test_mutants_mcp.py"],
     },
     "prompt": {
         "files": ["plumbing/prompt.py"],
@@ -434,7 +435,7 @@ TARGETS = {
     "lessons-tools": {
         "files": LESSONS,
         "functions": ["x_run_bash", "x_read_file", "x_write_file", "x_edit_file"],
-        "tests": ["tests/test_tools.py"],
+        "tests": ["tests/test_tools.py", "tests/test_mutants_lessons_tools.py"],
     },
     "lessons-todo": {
         "files": LESSONS[1:],
@@ -451,12 +452,13 @@ TARGETS = {
         "functions": ["x_skill_sources", "x_load_skills", "x_read_skill", "x_catalogue",
                       "x_skill_tool", "x_install_skills", "x_activate_skill",
                       "x_path_for_reading"],
-        "tests": ["tests/test_skills.py"],
+        "tests": ["tests/test_skills.py", "tests/test_mutants_lessons_skills.py"],
     },
     "v5-compaction": {
         "files": ["v5_compaction.py"],
         "functions": ["x_compact", "x_what_must_survive", "x_compact_by_hand"],
-        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS),
+        "tests": tests_in("tests/test_compaction.py", SITE_BUILDS)
+        + ["tests/test_mutants_v5_compaction.py"],
     },
 }
 

@@ -299,6 +299,28 @@ def test_a_value_the_limit_would_run_through_is_written_after_the_limit():
         ends[0] + 6, ends[1] + 6, left + 306, left + 306, ends[4] + 6]
 
 
+def test_a_limit_above_every_bar_is_drawn_at_the_end_of_the_scale():
+    rows = [Bar("one", 100, "100"), Bar("two", 50, "50")]
+    wide, narrow = drawings(figure_of(bar_chart("c", rows, "t", "d", (400, "limit")))).values()
+    drawn, (line, label) = wide_rows(wide)
+    left = number(drawn[0]["bar"], "x")
+    room = 720 - left - 190
+    assert number(line, "x1") == number(label, "x") == left + room
+    assert [number(row["bar"], "width") for row in drawn] == [round(room / 4), round(room / 8)]
+    narrow_drawn, _ = narrow_rows(narrow)
+    assert {number(row["limit"], "x1") for row in narrow_drawn} == {NARROW_WIDTH - 8}
+    assert [number(row["bar"], "width") for row in narrow_drawn] == [98, 49]
+
+
+def test_a_figure_holds_its_two_drawings_and_its_caption_and_no_stray_text():
+    figure = figure_of(chart_files(HYGIENE)[Path("charts", "en", "gistdex.html")])
+    assert [child.tag for child in figure] == [f"{SVG}svg", f"{SVG}svg", "figcaption"]
+    assert not "".join([figure.text or "", *(child.tail or "" for child in figure)]).strip()
+    for svg in drawings(figure).values():
+        assert not (svg.text or "").strip()
+        assert not "".join(shape.tail or "" for shape in svg).strip()
+
+
 # -- the context-hygiene chart --
 
 

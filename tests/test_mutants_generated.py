@@ -8,10 +8,13 @@ demo and benchmark (tens of CPU-seconds): the build's tests check what it makes.
 """
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from docsgen import generated
+from docsgen.changes import Changes
 from docsgen.generated import (
     GENERATED,
     demo_transcript,
@@ -236,3 +239,132 @@ def test_generated_holds_exactly_the_files_expected_each_replaced_whole(tmp_path
     assert made == ["diffs/.v1-to-v2.diff.77.partial", "hood/en/v1.html", "numbers.json"]
     for path, text in expected.items():
         assert path.read_bytes() == text.encode("utf-8")  # "\r\n" kept, "\n" not turned into it
+
+
+# -- every file at once: expected_files(), its costly steps stood in for --
+
+SNIPPET = re.compile(r'^\s*-+8<-+\s+"([^"]+)"\s*$', re.M)
+HYGIENE = {"previous": "v2", "inline": 41_234, "delegated": 4_941,
+           "requests": {"inline": [{"track": "default", "size": 41_234}],
+                        "delegated": [{"track": "default", "size": 4_941}]}}
+
+
+def demo_recording(version: str) -> list[dict]:
+    """A demo's recording, in small: one request that declares a tool of the version's own
+    (v4's Skill tool, with the names of its skills), and its reply."""
+    tools = [{"name": "bash", "input_schema": {"type": "object"}},
+             {"name": f"{version}_tool", "input_schema": {"type": "object"}}]
+    if version == "v4":
+        tools.append({"name": "Skill", "input_schema": {
+            "type": "object", "required": ["name"],
+            "properties": {"name": {"type": "string", "enum": ["commit-message", "pdf"]}}}})
+    raw = json.dumps({"model": "m", "max_tokens": 10, "tools": tools,
+                      "messages": [{"role": "user", "content": f"the {version} task"}]})
+    reply = {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+             "usage": {"input_tokens": 10, "output_tokens": 2}}
+    return [{"track": "default", "size": len(raw), "raw": raw,
+             "reply": {"status": 200, "body": reply}}]
+
+
+class Warm:
+    """scripted/warm.py's process, in which no stand-in starts anything."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_every_file_a_page_includes_is_made_with_the_figures_of_its_runs(monkeypatch):
+    """The demos, the benchmarks and the figures read from the code take tens of CPU-seconds
+    (test_generators.py and the site build check those): here each demo gives a transcript and
+    a recording of one request, the benchmarks and page_numbers() give what they are handed,
+    and a card's counts are the pair's names. What the pages include is then all made, under
+    the names they include it by, from those runs."""
+    runs, benchmarks, gathered = [], [], []
+
+    def run_demo(version, record, python):
+        assert isinstance(python, Warm)
+        runs.append(version)
+        record.write_text(json.dumps(demo_recording(version)), encoding="utf-8")
+        return f"$ python -m scripted.demo {version}\n"
+
+    def run_benchmarks(names, python):
+        assert isinstance(python, Warm)
+        benchmarks.append(names)
+        if names == generated.MCP_BENCHMARK:
+            return {"mcp": "the MCP figures", "mcp_table": "the MCP table\n"}
+        return {"hygiene": HYGIENE, "caching": "the caching figures",
+                "compaction": "the compaction figures", "compaction_table": "the table\n"}
+
+    def page_numbers(*figures):
+        gathered.append(figures)
+        return {"hygiene.inline": "41,234"}
+
+    def what_changed(old_file, new_file, sections, diff):
+        assert diff == version_diff(old_file, new_file)
+        assert sections == [list(script_sections(path)) for path in (old_file, new_file)]
+        return Changes([f"{new_file.stem}_schema"], [], [], [], 1, 2)
+
+    monkeypatch.setattr(generated, "WarmPython", Warm)
+    monkeypatch.setattr(generated, "demo_transcript", run_demo)
+    monkeypatch.setattr(generated, "benchmark_figures", run_benchmarks)
+    monkeypatch.setattr(generated, "page_numbers", page_numbers)
+    monkeypatch.setattr(generated, "what_changed", what_changed)
+    files = generated.expected_files()
+    versions = demo_versions()
+    assert sorted(runs) == versions == list(SCRIPTS)
+    assert sorted(benchmarks, key=len) == sorted(
+        [generated.BENCHMARKS, generated.MCP_BENCHMARK], key=len)
+    transcripts = {version: f"$ python -m scripted.demo {version}\n" for version in versions}
+    assert gathered == [(HYGIENE, transcripts, "the caching figures", "the compaction figures",
+                         "the MCP figures")]
+    made = {Path(path).relative_to(GENERATED).as_posix() for path in files}
+    for language in ("en", "ja"):
+        for page in sorted((ROOT / f"docs_{language}").glob("*.md")):
+            for name in SNIPPET.findall(page.read_text(encoding="utf-8")):
+                file = name.split(":")[0]  # "FILE:section" takes a part of a file
+                assert file in made or (ROOT / file).is_file(), (page.name, name)
+    assert files[GENERATED / "numbers.json"].endswith("}\n")
+    numbers = json.loads(files[GENERATED / "numbers.json"])
+    assert numbers["hygiene.inline"] == "41,234"
+    for script in SCRIPTS.values():
+        for name, first in section_first_lines(ROOT / script).items():
+            assert numbers[f"lines.{Path(script).stem}/{name}"] == str(first)
+    assert "'deploy-to-prod'" in numbers["v4.unknown_skill_error"]
+    assert "commit-message" in numbers["v4.unknown_skill_error"]
+    assert numbers["endpoints.litellm.context"] == "8,192"
+    for version, transcript in transcripts.items():
+        assert files[transcript_path(version)] == transcript
+    assert files[GENERATED / "bench" / "compaction.txt"] == "the table\n"
+    assert files[GENERATED / "bench" / "mcp_budget.txt"] == "the MCP table\n"
+    for old, new in diff_pairs():
+        assert files[diff_path(old, new)] == version_diff(ROOT / SCRIPTS[old], ROOT / SCRIPTS[new])
+        card = files[GENERATED / "changes" / "ja" / f"{old}-to-{new}.html"]
+        assert f"<code>{Path(SCRIPTS[new]).stem}_schema</code>" in card
+        assert f"<code>{new}_tool</code>" in card  # declared in the demo, in no schema
+        assert f"<code>{old}_tool</code>" not in card
+    for script in SCRIPTS.values():
+        for name, code in script_sections(ROOT / script).items():
+            assert files[section_path(script, name)] == code
+    assert json.loads(files[GENERATED / "hood" / "records" / "v3.json"]) == demo_recording("v3")
+    assert 'data-calls="1"' in files[GENERATED / "hood" / "ja" / "v3-rest.html"]
+    assert "41,234" in files[GENERATED / "charts" / "en" / "context-hygiene.html"]
+
+
+def test_a_demo_that_fails_stops_the_build_with_what_it_printed(monkeypatch):
+    limits = []
+
+    def failing_demo(version, workdir, record, output, timeout, python):
+        limits.append(timeout)
+        output.write("Traceback: the scripted server refused the request\n")
+        return 3
+
+    monkeypatch.setattr(generated, "run_demo", failing_demo)
+    with pytest.raises(RuntimeError) as failed:
+        demo_transcript("v2")
+    assert limits == [300]  # a demo that hangs is stopped after five minutes
+    assert str(failed.value) == (
+        "`python -m scripted.demo v2` exited with 3:\n"
+        "Traceback: the scripted server refused the request\n")

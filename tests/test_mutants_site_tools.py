@@ -17,7 +17,9 @@ import hashlib
 import http.server
 import io
 import json
+import logging
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -81,7 +83,10 @@ def test_a_served_site_answers_under_its_published_path_and_404s_in_the_addresss
         assert fetch(base + "ja/no-such-page/?q=1")[:2] == (404, "日本語の 404")
         assert fetch(host + "/ja/")[:2] == (404, "English 404")  # outside the published path
         assert fetch(host + "/index.html")[:2] == (404, "English 404")
-        assert fetch(base, method="POST")[0] == 501  # other errors are the server's own
+        try:  # other errors are the server's own, in its own words
+            urllib.request.urlopen(urllib.request.Request(base, method="POST"), timeout=10)
+        except urllib.error.HTTPError as error:
+            assert (error.code, error.reason) == (501, "Unsupported method ('POST')")
     assert capfd.readouterr().err == ""  # no line per request
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(base, timeout=5)  # stopped with the block
@@ -403,13 +408,22 @@ def test_a_failed_build_is_one_line_and_exit_code_1(error, monkeypatch, capsys):
     assert called == [(Path("built").resolve(), True)]
 
 
-def test_a_build_that_works_exits_0_into_site_by_default(monkeypatch):
+def test_a_build_that_works_exits_0_into_site_by_default_and_logs_as_mkdocs_does(
+        monkeypatch, capsys):
     called = []
-    monkeypatch.setattr(build_command, "build_site",
-                        lambda site_dir, offline: called.append((site_dir, offline)))
+
+    def build_site(site_dir, offline):
+        called.append((site_dir, offline))
+        logging.getLogger("mkdocs.commands.build").info("Documentation built in 0.1 seconds")
+
+    monkeypatch.setattr(build_command, "build_site", build_site)
     monkeypatch.setattr(sys, "argv", ["docsgen"])
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # pytest's own, which basicConfig would keep
+    monkeypatch.setattr(root, "level", root.level)
     assert build_command.main() == 0
     assert called == [(None, False)]
+    assert capsys.readouterr().err == "INFO    - Documentation built in 0.1 seconds\n"
 
 
 # -- screenshots --
@@ -429,3 +443,166 @@ def test_screenshots_without_a_built_site_say_what_they_need(tmp_path, monkeypat
     assert capsys.readouterr().out == (
         "needs a built site (python -m docsgen) and Chromium (apt-get install chromium)\n")
     assert not (tmp_path / "shots").exists()
+
+
+def test_each_command_says_what_it_does_in_its_help(monkeypatch, capsys):
+    for command, name, words in [
+        (screenshots.main, "screenshots", ["Screenshots of the pages, both languages, on a "
+                                           "desktop and on a phone, for a review by eye.",
+                                           "--figures also each diagram and chart"]),
+        (build_command.main, "docsgen", ["Build the docs site, both languages, strictly.",
+                                         "--offline do not fetch mermaid if missing"]),
+    ]:
+        monkeypatch.setattr(sys, "argv", [name, "--help"])
+        with pytest.raises(SystemExit):
+            command()
+        shown = " ".join(capsys.readouterr().out.split())
+        assert all(f" {line} " in f" {shown} " for line in words), shown
+
+
+class Browser:
+    """What `python -m docsgen.screenshots` asks of Playwright's Chromium, noted, with a picture
+    file written for each screenshot: a stand-in for the browser, which test_browser.py and
+    test_layout.py drive for real (a launch per mutant would cost seconds)."""
+
+    def __init__(self):
+        self.log, self.routes = [], []
+        self.chromium = self
+
+    def __call__(self):  # sync_playwright()
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def launch(self, executable_path):
+        self.log.append(("launch", executable_path))
+        return self
+
+    def new_context(self, viewport):
+        self.log.append(("context", viewport["width"], viewport["height"]))
+        return self
+
+    def route(self, pattern, handler):
+        self.routes.append((pattern, handler))
+
+    def new_page(self):
+        return self
+
+    def goto(self, address):  # the page is fetched, as the browser would
+        self.log.append(("goto", address, fetch(address)[0]))
+
+    def wait_for_timeout(self, milliseconds):
+        self.log.append(("wait", milliseconds))
+
+    def screenshot(self, path, full_page=False, style=None):
+        Path(path).write_bytes(b"a picture")
+        self.log.append(("shot", Path(path).name, full_page, style))
+
+    def locator(self, selector):
+        self.log.append(("figures", selector))
+        return self
+
+    def all(self):
+        return [self, self]  # two figures on every page
+
+    def close(self):
+        self.log.append(("close",))
+
+
+class Route:
+    def __init__(self, url):
+        self.request, self.url, self.done = self, url, None
+
+    def continue_(self):
+        self.done = "continued"
+
+    def abort(self):
+        self.done = "aborted"
+
+
+def test_screenshots_take_each_page_and_width_in_both_languages_from_the_served_site(
+        small_site, tmp_path, monkeypatch, capsys):
+    browser = Browser()
+    playwright = type(sys)("playwright.sync_api")
+    playwright.sync_playwright = browser
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", playwright)
+    monkeypatch.setattr(screenshots.shutil, "which",
+                        lambda name: "/usr/bin/chromium" if name == "chromium" else None)
+    out = tmp_path / "shots"
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--site-dir", str(small_site), "--out",
+                                      str(out), "--page", "", "--page", "v1/", "--width",
+                                      "phone", "--figures"])
+    assert screenshots.main() == 0
+    names = sorted(path.name for path in out.iterdir())
+    pages = [f"{language}-{page}-390" for language in ("en", "ja") for page in ("index", "v1")]
+    figures = [f"{page}-figure{number}" for page in pages for number in (1, 2)]
+    assert names == sorted(f"{name}.png" for name in pages + figures)
+    assert capsys.readouterr().out == f"12 screenshots in {out}\n"
+    log = browser.log
+    assert log[0] == ("launch", "/usr/bin/chromium") and log[1] == ("context", 390, 900)
+    visited = [entry[1:] for entry in log if entry[0] == "goto"]
+    base = visited[0][0]
+    assert base.startswith("http://127.0.0.1:") and base.endswith("/how-coding-agents-work/")
+    assert visited == [(base, 200), (base + "v1/", 200), (base + "ja/", 200),
+                       (base + "ja/v1/", 404)]  # the small site has no Japanese v1 page
+    assert log.count(("wait", 500)) == 4
+    shots = [entry for entry in log if entry[0] == "shot"]
+    assert ("shot", "en-v1-390.png", True, None) in shots
+    assert ("shot", "ja-index-390-figure2.png", False, screenshots.HIDE_HEADER) in shots
+    assert ("figures", screenshots.FIGURES) in log
+    assert log[-2:] == [("close",), ("close",)]  # the context, then the browser
+    [(pattern, handler)] = browser.routes
+    assert pattern == "**/*"
+    routes = [Route(base + "v1/"), Route("https://unpkg.com/mermaid.js")]
+    for route in routes:
+        handler(route)
+    assert [route.done for route in routes] == ["continued", "aborted"]
+
+
+def test_screenshots_take_every_page_at_both_widths_by_default(
+        small_site, tmp_path, monkeypatch, capsys):
+    browser = Browser()
+    playwright = type(sys)("playwright.sync_api")
+    playwright.sync_playwright = browser
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", playwright)
+    monkeypatch.setattr(screenshots.shutil, "which",
+                        lambda name: "/usr/bin/chromium-browser" if name != "chromium" else None)
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--site-dir", str(small_site), "--out",
+                                      str(tmp_path / "shots")])
+    assert screenshots.main() == 0
+    widths = [entry[1] for entry in browser.log if entry[0] == "context"]
+    assert widths == [1280, 390]
+    visited = [entry[1] for entry in browser.log if entry[0] == "goto"]
+    assert len(visited) == 2 * 2 * len(screenshots.page_paths())
+    assert not [entry for entry in browser.log if entry[0] == "figures"]
+    assert browser.log[0] == ("launch", "/usr/bin/chromium-browser")
+
+
+def test_screenshots_read_site_and_write_screenshots_of_the_project_by_default(
+        small_site, tmp_path_factory, monkeypatch, capsys):
+    project = tmp_path_factory.mktemp("project")
+    shutil.copytree(small_site, project / "site")
+    browser = Browser()
+    playwright = type(sys)("playwright.sync_api")
+    playwright.sync_playwright = browser
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", playwright)
+    monkeypatch.setattr(screenshots, "ROOT", project)
+    monkeypatch.setattr(screenshots.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--page", "v1/", "--width", "desktop"])
+    assert screenshots.main() == 0
+    assert sorted(path.name for path in (project / "screenshots").iterdir()) == [
+        "en-v1-1280.png", "ja-v1-1280.png"]
+    assert [entry[2] for entry in browser.log if entry[0] == "goto"] == [200, 404]
+    deeper = project / "review" / "today"
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--page", "", "--out", str(deeper),
+                                      "--width", "phone"])
+    assert screenshots.main() == 0
+    assert capsys.readouterr().out.endswith(f"2 screenshots in {deeper}\n")
+    monkeypatch.setattr(sys, "argv", ["screenshots", "--width", "tablet"])
+    with pytest.raises(SystemExit):
+        screenshots.main()
+    assert "invalid choice: 'tablet'" in capsys.readouterr().err
