@@ -315,7 +315,16 @@ TARGETS = {
     },
     "screen": {
         "files": ["plumbing/screen.py"],
-        "tests": ["tests/test_plumbing_screen.py", "tests/test_screen.py"],
+        # test_bad_replies.py: the usage line, whatever the endpoint counted or left out
+        "tests": ["tests/test_plumbing_screen.py", "tests/test_mutants_screen.py",
+                  "tests/test_screen.py"] + [
+            f"tests/test_bad_replies.py::test_{name}"
+            for name in (
+                "a_figure_the_endpoint_did_not_send_is_not_shown_as_zero",
+                "an_input_far_below_what_was_sent_is_said_and_the_edge_is_not",
+                "an_endpoint_that_refused_caching_has_no_cache_on_the_line",
+            )
+        ],
     },
     "setup": {
         "files": ["plumbing/setup.py"],
