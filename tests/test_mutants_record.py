@@ -185,6 +185,9 @@ def test_an_upstream_that_does_not_answer_is_a_502_that_names_it():
     finally:
         recorder.stop()
     assert failed.value.status_code == 502
+    answered = failed.value.response
+    assert answered.headers["content-type"] == "application/json"
+    assert answered.headers["content-length"] == str(len(answered.content))
     said = failed.value.body["error"]
     assert failed.value.body["type"] == "error" and said["type"] == "api_error"
     assert said["message"].startswith(f"recording proxy: {upstream} did not answer: ")
@@ -474,6 +477,31 @@ def test_the_command_line_reads_messages_from_a_pipe_when_no_task_is_given(
     record.main(["v1", "--workdir", str(tmp_path)])
     _, args, _ = sessions[-1]
     assert args[3] is None and args[6] == "one\ntwo\n"
+
+
+def test_the_command_lines_help_says_each_choice_and_its_default(capsys):
+    with pytest.raises(SystemExit) as helped:
+        record.main(["--help"])
+    assert helped.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())  # as wide as the terminal is
+    assert shown.startswith("usage: python -m scripted.record [-h] [--workdir WORKDIR] ")
+    assert ("Record a session with Claude once, to replay it later offline, with no key and no "
+            "network.") in shown
+    for said in (f"{{{','.join(SCRIPTS)}}} which script to run",
+                 "task one task to run, then exit; none: interactive",
+                 "--workdir WORKDIR the folder to work in (default: .)",
+                 "--out OUT the file to write (default: session-vN-….jsonl)",
+                 "--demo play the version's demo scenario, the scripted model standing in for "
+                 "Claude"):
+        assert said in shown
+
+
+def test_the_command_line_refuses_a_version_that_does_not_exist(sessions, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        record.main(["v9", "hi"])
+    assert stopped.value.code == 2
+    assert "argument version: invalid choice: 'v9'" in capsys.readouterr().err
+    assert sessions == []
 
 
 def test_the_command_line_refuses_a_work_folder_that_is_not_there(sessions, tmp_path, capsys):

@@ -1,0 +1,156 @@
+"""plumbing/screen.py, what its mutation run found unchecked: a result's one line (its count of
+more lines, a failed command, the room on a terminal), the widths, the tools that show their own
+view, the reply's end and usage line, the lines a streaming reply keeps in the live window, and
+the spinner's words."""
+
+import io
+import time
+
+import anthropic
+import pytest
+from rich.console import Console
+
+from plumbing.screen import LIVE_LINES, PIPED_WIDTH, SPINNER_DELAY, Screen, result_line
+
+def terminal_screen(width: int = 80) -> tuple[Screen, io.StringIO]:
+    shown = io.StringIO()
+    console = Console(file=shown, force_terminal=True, width=width, highlight=False,
+                      no_color=True)
+    return Screen(console), shown
+
+
+def piped_screen() -> tuple[Screen, io.StringIO]:
+    shown = io.StringIO()
+    return Screen(Console(file=shown, force_terminal=False, width=80)), shown
+
+
+def live_text(screen: Screen) -> str:
+    capture = Console(file=io.StringIO(), width=screen.console.width, force_terminal=False)
+    with capture.capture() as seen:
+        capture.print(screen.live_view())
+    return seen.get()
+
+
+# -- a result's one line --
+@pytest.mark.parametrize(("output", "is_error", "line", "style"), [
+    ("one\ntwo\nthree", False, "  one  (+2 lines)", "dim"),
+    ("only", False, "  only", "dim"),
+    (" \n\n", False, "  (no output)", "dim"),
+    ("oops\n[exit code 3]", False, "  oops  (+1 lines, failed: exit code 3)", "red"),
+    ("[exit code 10]\n", False, "  [exit code 10]  (failed: exit code 10)", "red"),
+    ("killed\n[exit code -9]", False, "  killed  (+1 lines, failed: exit code -9)", "red"),
+    ("fine\n[exit code 0]", False, "  fine  (+1 lines)", "dim"),
+    ("[exit code 3] was the last one\nfine", False, "  [exit code 3] was the last one  (+1 "
+                                                    "lines)", "dim"),
+    ("no such file", True, "  no such file", "red"),
+    ("\x1b]0;title\x07x", False, "  ?x", "dim"),
+])
+def test_a_result_is_one_line_with_how_many_more_and_a_failed_command_in_red(
+    output, is_error, line, style
+):
+    assert result_line(output, is_error, PIPED_WIDTH, False) == (line, style)
+
+
+def test_on_a_terminal_the_notes_fit_on_the_line_and_in_a_pipe_the_text_takes_the_width():
+    output = "a" * 50 + "\nb"
+    assert result_line(output, False, 20, True) == ("  " + "a" * 8 + "  (+1 lines)", "dim")
+    assert result_line(output, False, 20, False) == ("  " + "a" * 20 + "  (+1 lines)", "dim")
+
+
+# -- how wide a line may be --
+def test_a_tool_line_takes_the_piped_width_in_a_pipe():
+    screen, shown = piped_screen()
+    screen.tool_call("bash", {"command": "x" * 300})
+    (line,) = shown.getvalue().splitlines()
+    assert len(line) == len("> ") + PIPED_WIDTH
+
+
+@pytest.mark.parametrize(("columns", "room"), [(80, 77), (23, 20), (10, 20)])
+def test_a_terminal_line_leaves_three_columns_and_takes_at_least_twenty(columns, room):
+    screen, _ = terminal_screen(width=columns)
+    assert screen.width() == room
+
+
+# -- tools that show their own view (v2's todo list) --
+def test_a_quiet_tools_call_and_result_are_not_shown_but_its_error_is():
+    screen, shown = piped_screen()
+    screen.tool_call("todo", {"items": []})
+    assert screen.waiting_for == "running todo"
+    screen.tool_result("the list as shown", False)
+    assert shown.getvalue() == ""
+    screen.tool_call("todo", {"items": []})
+    screen.tool_result("items: at most one in progress", True)
+    assert shown.getvalue() == "  items: at most one in progress\n"
+    screen.tool_call("bash", {"command": "ls"})
+    screen.tool_result("a.txt", False)
+    assert shown.getvalue().endswith('> bash {"command": "ls"}\n  a.txt\n')
+    assert screen.waiting_for == "waiting for the model"
+
+
+# -- the end of a reply, in a pipe --
+def message(*content, **usage) -> anthropic.types.Message:
+    return anthropic.types.Message(
+        id="msg_1", type="message", role="assistant", model="claude-x", content=list(content),
+        stop_reason="end_turn", stop_sequence=None, usage=anthropic.types.Usage(**usage))
+
+
+def test_a_reply_with_text_ends_its_line_and_then_shows_its_usage():
+    screen, shown = piped_screen()
+    screen.text("Done.")
+    screen.reply_done(message(anthropic.types.TextBlock(type="text", text="Done."),
+                              input_tokens=5, output_tokens=2, cache_creation_input_tokens=0,
+                              cache_read_input_tokens=7))
+    assert shown.getvalue() == "Done.\n  [tokens: in 5, out 2, cache write 0, cache read 7]\n"
+
+
+def test_a_reply_of_a_tool_call_only_adds_no_empty_line():
+    screen, shown = piped_screen()
+    call = anthropic.types.ToolUseBlock(type="tool_use", id="toolu_1", name="bash", input={})
+    screen.reply_done(message(call, input_tokens=5, output_tokens=2))
+    assert shown.getvalue() == (
+        "  [tokens: in 5, out 2; no cache figures: the endpoint sent none]\n")
+
+
+def test_an_alert_after_half_a_line_of_reply_ends_that_line_first(capsys):
+    screen, shown = piped_screen()
+    screen.text("I will now")
+    screen.alert("interrupted")
+    screen.line("next", "")
+    assert shown.getvalue() == "I will now\nnext\n"
+    assert capsys.readouterr().err == "\n[interrupted]\n"
+    screen.text("whole line\n")
+    screen.alert("again")
+    assert shown.getvalue() == "I will now\nnext\nwhole line\n"
+
+
+# -- a streaming reply on a terminal: the last LIVE_LINES lines may still change --
+def test_a_streaming_reply_prints_all_but_its_last_lines_and_the_rest_when_done():
+    screen, shown = terminal_screen()
+    items = [f"- item {number}" for number in range(1, LIVE_LINES + 5)]
+    screen.text("\n".join(items) + "\n")
+    printed = shown.getvalue()
+    assert "item 4" in printed and "item 5" not in printed
+    assert "item 5" in live_text(screen) and f"item {LIVE_LINES + 4}" in live_text(screen)
+    screen.reply_done(message(anthropic.types.TextBlock(type="text", text="x"),
+                              input_tokens=1, output_tokens=1))
+    screen.stop_live()
+    assert f"item {LIVE_LINES + 4}" in shown.getvalue()
+    assert shown.getvalue().count("item 4") == 1  # a line is printed once
+    assert screen.reply == "" and screen.reply_lines == []
+
+
+# -- the spinner: after SPINNER_DELAY of silence, what the agent waits for and for how long --
+def test_the_spinner_names_the_wait_and_its_seconds_only_after_a_silence():
+    screen, _ = terminal_screen()
+    screen.wait("waiting for the model")
+    try:
+        screen.since = time.monotonic() - 3.4
+        screen.last_output = time.monotonic()
+        assert "waiting for the model" not in live_text(screen)  # something was just shown
+        screen.last_output = time.monotonic() - SPINNER_DELAY - 0.2
+        assert "waiting for the model … 3 s" in live_text(screen)
+        screen.reply = "half a reply"
+        assert "waiting for the model" not in live_text(screen)  # the reply is the news
+    finally:
+        screen.stop_live()
+    assert screen.live is None
