@@ -63,6 +63,7 @@ def test_events_are_read_as_they_complete_whatever_the_chunks_cut():
     ]
     assert reader.feed(b"event: message_stop\ndata: {}\n") == []  # not ended yet
     assert reader.feed(b"\n") == [("message_stop", {})]
+    assert reader.feed(b"data: bad \xff byte\n\n") == [("message", "bad \ufffd byte")]
 
 
 # -- the proxy --
@@ -425,6 +426,20 @@ def test_messages_typed_at_a_terminal_are_read_back_from_the_prompts_history(
                        "--workdir pointing at a copy of the folder as it is now]")
 
 
+@pytest.mark.parametrize("variable", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
+def test_a_key_of_the_environment_is_removed_even_if_the_script_never_sent_it(tmp_path, variable):
+    """Eight characters are a key (record.SHORTEST_SECRET); seven are ordinary text."""
+    work = tmp_path / "work"
+    write(work, {"notes.txt": b"12345678 and 1234567"})
+    out = tmp_path / "session.jsonl"
+    env = {**os.environ, "ANTHROPIC_API_KEY": "1234567", "ANTHROPIC_AUTH_TOKEN": "", variable:
+           "12345678"}
+    record.record_session("v1", out, work, "hi", "http://127.0.0.1:9", env,
+                          run=lambda *args: 0)  # a script that sent nothing
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert header["files"] == {"notes.txt": f"{KEY_REMOVED} and 1234567"}
+
+
 def test_messages_piped_in_are_written_as_they_came(scripted_api, tmp_path):
     scripted_api.play({"turns": [{"text": "Hi."}]})
     out = tmp_path / "session.jsonl"
@@ -520,6 +535,7 @@ def test_the_demo_is_recorded_in_the_folder_given_made_if_need_be_or_in_a_tempor
                         str(tmp_path / "d.jsonl")]) == 7
     assert sessions[-1][1] == ("v2", tmp_path / "d.jsonl", folder.resolve())
     assert folder.is_dir()
+    assert record.main(["v2", "--demo", "--workdir", str(folder)]) == 7  # already there
     assert record.main(["v1", "--demo"]) == 7
     _, (version, out, temporary), _ = sessions[-1]
     assert version == "v1" and temporary.name.startswith("agent-record-v1-")
