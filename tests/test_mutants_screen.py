@@ -4,6 +4,8 @@ view, the reply's end and usage line, the lines a streaming reply keeps in the l
 the spinner's words."""
 
 import io
+import re
+import sys
 import time
 
 import anthropic
@@ -154,3 +156,74 @@ def test_the_spinner_names_the_wait_and_its_seconds_only_after_a_silence():
     finally:
         screen.stop_live()
     assert screen.live is None
+
+
+# -- on a terminal, in colour: what rich draws --
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def colour_screen(width: int) -> tuple[Screen, io.StringIO]:
+    shown = io.StringIO()
+    console = Console(file=shown, force_terminal=True, width=width, color_system="standard",
+                      highlight=False)
+    return Screen(console), shown
+
+
+def test_a_reply_is_wrapped_at_the_terminals_width_with_bold_kept_and_a_link_as_text():
+    screen, shown = colour_screen(40)
+    screen.text("Some **bold** words, a [link](https://example.com/x), and a long sentence that "
+                "wraps at forty columns.")
+    screen.print_stable_reply_lines(final=True)
+    assert "\x1b[1mbold\x1b[0m" in shown.getvalue()
+    assert "https://example.com/x" in shown.getvalue() and "\x1b]8" not in shown.getvalue()
+    lines = ANSI.sub("", shown.getvalue()).splitlines()
+    assert len(lines) > 2 and max(len(line) for line in lines) <= 40
+
+
+def test_a_second_streamed_reply_is_printed_from_its_first_line():
+    screen, shown = terminal_screen()
+    for reply in ("- first 1\n- first 2\n", "\n".join(f"- second {n}" for n in range(1, 11))):
+        screen.text(reply)
+        screen.print_stable_reply_lines(final=True)
+    lines = [ANSI.sub("", line).strip() for line in shown.getvalue().splitlines()]
+    assert lines.count("• second 1") == 1 and lines[-1] == "• second 10"
+    assert lines.count("• first 1") == 1
+
+
+def test_on_a_terminal_an_error_result_is_red_and_its_notes_fit_a_narrow_line():
+    screen, shown = colour_screen(30)
+    screen.tool_result("no such file", True)
+    screen.tool_result("a" * 60 + "\nb", False)
+    screen.stop_live()
+    assert "\x1b[31m  no such file\x1b[0m" in shown.getvalue()
+    assert "  " + "a" * 15 + "  (+1 lines)" in shown.getvalue()
+
+
+def test_a_thought_on_a_terminal_counts_as_output_for_the_spinner():
+    screen, _ = terminal_screen()
+    screen.wait("waiting for the model")
+    try:
+        screen.since = screen.last_output = time.monotonic() - 5
+        screen.thinking("a note\n")
+        assert "waiting for the model" not in live_text(screen)
+    finally:
+        screen.stop_live()
+
+
+def test_the_spinner_is_drawn_dimmed_on_the_screens_terminal_cut_and_erased_when_done(capsys):
+    screen, shown = colour_screen(30)
+    screen.wait("running a_very_long_tool_name_here")
+    try:
+        assert screen.live is not None
+        print("from print()")  # rich may not take these over: the agent's own output
+        print("to stderr", file=sys.stderr)
+        screen.last_output = time.monotonic() - SPINNER_DELAY - 1
+        screen.live.refresh()
+    finally:
+        screen.stop_live()
+    drawn = shown.getvalue()
+    assert "\x1b[2m-\x1b[0m \x1b[2mrunning a_very_long_tool_\x1b[0m" in drawn  # 30 - 3 - 2
+    assert drawn.endswith("\r\x1b[1A\x1b[2K")  # transient: the region is erased
+    assert "from print()" not in drawn and "to stderr" not in drawn
+    said = capsys.readouterr()
+    assert said.out == "from print()\n" and said.err == "to stderr\n"
