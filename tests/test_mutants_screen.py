@@ -182,11 +182,13 @@ def test_a_reply_is_wrapped_at_the_terminals_width_with_bold_kept_and_a_link_as_
 
 def test_a_second_streamed_reply_is_printed_from_its_first_line():
     screen, shown = terminal_screen()
-    for reply in ("- first 1\n- first 2\n", "\n".join(f"- second {n}" for n in range(1, 11))):
+    second = "The second reply:\n\n" + "\n".join(f"- second {n}" for n in range(1, 11))
+    for reply in ("- first 1\n- first 2\n", second):
         screen.text(reply)
         screen.print_stable_reply_lines(final=True)
     lines = [ANSI.sub("", line).strip() for line in shown.getvalue().splitlines()]
-    assert lines.count("• second 1") == 1 and lines[-1] == "• second 10"
+    assert lines.count("The second reply:") == 1 and lines.count("• second 1") == 1
+    assert lines[-1] == "• second 10"
     assert lines.count("• first 1") == 1
 
 
