@@ -283,11 +283,11 @@ def test_the_upstream_is_written_without_a_password_or_a_path(upstream, shown):
 
 def test_messages_typed_at_a_terminal_come_back_oldest_first_as_a_pipe_gives_them(tmp_path):
     history = FileHistory(str(tmp_path / "history"))
-    for typed in ("first", "two\nlines", "third"):
+    for typed in ("first one", "two\nlines", "third"):
         history.store_string(typed)
     messages = typed_messages(tmp_path / "history")
-    assert messages == ["first", "two\nlines", "third"]
-    assert as_piped_input(messages) == "first\ntwo\\\nlines\nthird\n"
+    assert messages == ["first one", "two\nlines", "third"]
+    assert as_piped_input(messages) == "first one\ntwo\\\nlines\nthird\n"
     assert as_piped_input([]) == ""
 
 

@@ -295,8 +295,9 @@ def test_a_request_of_an_unknown_conversation_is_shown_against_the_next_recorded
     found, difference = playback.claim("POST", "/v1/messages", ask("another task"))
     assert found is None
     lines = difference.splitlines()
-    assert lines[0] == ("[replay stopped: request 1 of the recording differs from what the "
-                        "script sent]")
+    assert lines[:4] == ["[replay stopped: request 1 of the recording differs from what the "
+                         "script sent]", "--- recorded request 1", "+++ this script's request",
+                         "@@ -2,7 +2,7 @@"]
     assert '-      "content": "task",' in lines and '+      "content": "another task",' in lines
     # three lines of context on each side of the change, no more
     changed = lines.index('-      "content": "task",')
