@@ -188,4 +188,5 @@ def test_a_server_error_from_another_endpoint_says_whose_fault_and_what_to_try(s
 def test_a_model_not_found_names_the_model_and_the_endpoint(scripted_api):
     exc = failed_call(scripted_api, [{"error": {"status": 404, "message": "no such model"}}], 0)
     url = f"http://{exc.request.url.netloc.decode()}"
-    assert explain_api_error(exc) == f"not found (404): is MODEL_ID=claude-sonnet-5-5 offered at {url}?"
+    assert explain_api_error(exc) == (
+        f"not found (404): is MODEL_ID=claude-sonnet-5-5 offered at {url}?")
