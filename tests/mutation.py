@@ -315,7 +315,16 @@ TARGETS = {
     },
     "screen": {
         "files": ["plumbing/screen.py"],
-        "tests": ["tests/test_plumbing_screen.py", "tests/test_screen.py"],
+        # test_bad_replies.py: the usage line, whatever the endpoint counted or left out
+        "tests": ["tests/test_plumbing_screen.py", "tests/test_mutants_screen.py",
+                  "tests/test_screen.py"] + [
+            f"tests/test_bad_replies.py::test_{name}"
+            for name in (
+                "a_figure_the_endpoint_did_not_send_is_not_shown_as_zero",
+                "an_input_far_below_what_was_sent_is_said_and_the_edge_is_not",
+                "an_endpoint_that_refused_caching_has_no_cache_on_the_line",
+            )
+        ],
     },
     "setup": {
         "files": ["plumbing/setup.py"],
@@ -426,7 +435,7 @@ TARGETS = {
     "lessons-tools": {
         "files": LESSONS,
         "functions": ["x_run_bash", "x_read_file", "x_write_file", "x_edit_file"],
-        "tests": ["tests/test_tools.py"],
+        "tests": ["tests/test_tools.py", "tests/test_mutants_lessons_tools.py"],
     },
     "lessons-todo": {
         "files": LESSONS[1:],
@@ -443,7 +452,7 @@ TARGETS = {
         "functions": ["x_skill_sources", "x_load_skills", "x_read_skill", "x_catalogue",
                       "x_skill_tool", "x_install_skills", "x_activate_skill",
                       "x_path_for_reading"],
-        "tests": ["tests/test_skills.py"],
+        "tests": ["tests/test_skills.py", "tests/test_mutants_lessons_skills.py"],
     },
     "v5-compaction": {
         "files": ["v5_compaction.py"],

@@ -351,3 +351,20 @@ def test_every_file_a_page_includes_is_made_with_the_figures_of_its_runs(monkeyp
     assert json.loads(files[GENERATED / "hood" / "records" / "v3.json"]) == demo_recording("v3")
     assert 'data-calls="1"' in files[GENERATED / "hood" / "ja" / "v3-rest.html"]
     assert "41,234" in files[GENERATED / "charts" / "en" / "context-hygiene.html"]
+
+
+def test_a_demo_that_fails_stops_the_build_with_what_it_printed(monkeypatch):
+    limits = []
+
+    def failing_demo(version, workdir, record, output, timeout, python):
+        limits.append(timeout)
+        output.write("Traceback: the scripted server refused the request\n")
+        return 3
+
+    monkeypatch.setattr(generated, "run_demo", failing_demo)
+    with pytest.raises(RuntimeError) as failed:
+        demo_transcript("v2")
+    assert limits == [300]  # a demo that hangs is stopped after five minutes
+    assert str(failed.value) == (
+        "`python -m scripted.demo v2` exited with 3:\n"
+        "Traceback: the scripted server refused the request\n")

@@ -242,6 +242,7 @@ def test_a_part_sent_again_points_back_to_where_it_was_shown_in_full():
         "tool_use Task")
     other = own(calls["hood-v3-1"], "hood-other")
     assert other.find("summary").text == "the other fields"
+    assert other.find("pre").get("class") == "hood-json"  # styled as JSON (hood.css)
     assert json.loads(code_text(other)) == {"model": "claude-sonnet-5-5", "max_tokens": 1000}
 
 
@@ -331,6 +332,17 @@ def test_a_task_that_started_nothing_takes_no_letter_and_a_stray_request_stops_t
                    reply([text("?")]))
     with pytest.raises(ValueError, match=r"no Task call started: \['Nobody asked'\]"):
         call_tree(RECORDING + [stray])
+
+
+def test_a_task_that_names_no_agent_type_shows_a_question_mark():
+    untyped = {**FIRST_REPLY[2], "input": {"description": "find the test", "prompt": FIND}}
+    body = reply([untyped], "tool_use")
+    recording = [{**RECORDING[0], "reply": {"status": 200, "body": body}}, RECORDING[2]]
+    section = fragment(recording)
+    [subagent] = [element for element in section.iter("details")
+                  if "hood-subagent" in classes(element)]
+    assert subagent.find("summary").text == (
+        "Subagent A (?): find the test · 1 model calls on a history of its own")
 
 
 def test_the_summary_counts_the_main_agents_and_the_subagents_calls():

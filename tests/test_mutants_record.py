@@ -63,6 +63,7 @@ def test_events_are_read_as_they_complete_whatever_the_chunks_cut():
     ]
     assert reader.feed(b"event: message_stop\ndata: {}\n") == []  # not ended yet
     assert reader.feed(b"\n") == [("message_stop", {})]
+    assert reader.feed(b"data: bad \xff byte\n\n") == [("message", "bad \ufffd byte")]
 
 
 # -- the proxy --
@@ -185,6 +186,9 @@ def test_an_upstream_that_does_not_answer_is_a_502_that_names_it():
     finally:
         recorder.stop()
     assert failed.value.status_code == 502
+    answered = failed.value.response
+    assert answered.headers["content-type"] == "application/json"
+    assert answered.headers["content-length"] == str(len(answered.content))
     said = failed.value.body["error"]
     assert failed.value.body["type"] == "error" and said["type"] == "api_error"
     assert said["message"].startswith(f"recording proxy: {upstream} did not answer: ")
@@ -280,11 +284,11 @@ def test_the_upstream_is_written_without_a_password_or_a_path(upstream, shown):
 
 def test_messages_typed_at_a_terminal_come_back_oldest_first_as_a_pipe_gives_them(tmp_path):
     history = FileHistory(str(tmp_path / "history"))
-    for typed in ("first", "two\nlines", "third"):
+    for typed in ("first one", "two\nlines", "third"):
         history.store_string(typed)
     messages = typed_messages(tmp_path / "history")
-    assert messages == ["first", "two\nlines", "third"]
-    assert as_piped_input(messages) == "first\ntwo\\\nlines\nthird\n"
+    assert messages == ["first one", "two\nlines", "third"]
+    assert as_piped_input(messages) == "first one\ntwo\\\nlines\nthird\n"
     assert as_piped_input([]) == ""
 
 
@@ -422,6 +426,20 @@ def test_messages_typed_at_a_terminal_are_read_back_from_the_prompts_history(
                        "--workdir pointing at a copy of the folder as it is now]")
 
 
+@pytest.mark.parametrize("variable", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
+def test_a_key_of_the_environment_is_removed_even_if_the_script_never_sent_it(tmp_path, variable):
+    """Eight characters are a key (record.SHORTEST_SECRET); seven are ordinary text."""
+    work = tmp_path / "work"
+    write(work, {"notes.txt": b"12345678 and 1234567"})
+    out = tmp_path / "session.jsonl"
+    env = {**os.environ, "ANTHROPIC_API_KEY": "1234567", "ANTHROPIC_AUTH_TOKEN": "", variable:
+           "12345678"}
+    record.record_session("v1", out, work, "hi", "http://127.0.0.1:9", env,
+                          run=lambda *args: 0)  # a script that sent nothing
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert header["files"] == {"notes.txt": f"{KEY_REMOVED} and 1234567"}
+
+
 def test_messages_piped_in_are_written_as_they_came(scripted_api, tmp_path):
     scripted_api.play({"turns": [{"text": "Hi."}]})
     out = tmp_path / "session.jsonl"
@@ -476,6 +494,31 @@ def test_the_command_line_reads_messages_from_a_pipe_when_no_task_is_given(
     assert args[3] is None and args[6] == "one\ntwo\n"
 
 
+def test_the_command_lines_help_says_each_choice_and_its_default(capsys):
+    with pytest.raises(SystemExit) as helped:
+        record.main(["--help"])
+    assert helped.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())  # as wide as the terminal is
+    assert shown.startswith("usage: python -m scripted.record [-h] [--workdir WORKDIR] ")
+    assert ("Record a session with Claude once, to replay it later offline, with no key and no "
+            "network.") in shown
+    for said in (f"{{{','.join(SCRIPTS)}}} which script to run",
+                 "task one task to run, then exit; none: interactive",
+                 "--workdir WORKDIR the folder to work in (default: .)",
+                 "--out OUT the file to write (default: session-vN-….jsonl)",
+                 "--demo play the version's demo scenario, the scripted model standing in for "
+                 "Claude"):
+        assert said in shown
+
+
+def test_the_command_line_refuses_a_version_that_does_not_exist(sessions, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        record.main(["v9", "hi"])
+    assert stopped.value.code == 2
+    assert "argument version: invalid choice: 'v9'" in capsys.readouterr().err
+    assert sessions == []
+
+
 def test_the_command_line_refuses_a_work_folder_that_is_not_there(sessions, tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         record.main(["v1", "hi", "--workdir", str(tmp_path / "missing")])
@@ -492,6 +535,7 @@ def test_the_demo_is_recorded_in_the_folder_given_made_if_need_be_or_in_a_tempor
                         str(tmp_path / "d.jsonl")]) == 7
     assert sessions[-1][1] == ("v2", tmp_path / "d.jsonl", folder.resolve())
     assert folder.is_dir()
+    assert record.main(["v2", "--demo", "--workdir", str(folder)]) == 7  # already there
     assert record.main(["v1", "--demo"]) == 7
     _, (version, out, temporary), _ = sessions[-1]
     assert version == "v1" and temporary.name.startswith("agent-record-v1-")

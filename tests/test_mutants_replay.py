@@ -183,11 +183,32 @@ def test_a_streamed_reply_adds_up_to_the_message_the_sdk_would_build():
 
 
 def test_a_stream_that_fails_after_200_carries_its_error_and_a_plain_reply_is_its_body():
+    busy = {"type": "overloaded_error", "message": "busy"}
     failed = stream_of(("message_start", {"message": {"content": [], "usage": {}}}),
-                       ("error", {"error": {"type": "overloaded_error", "message": "busy"}}))
-    assert final_message(failed)["error"] == {"type": "overloaded_error", "message": "busy"}
+                       ("error", {"error": busy}))
+    assert final_message(failed)["error"] == busy
+    # an error before the message began: what the request inspector shows of it
+    assert final_message(stream_of(("error", {"error": busy}))) == {
+        "content": [], "usage": {}, "error": busy}
     plain = exchange(1, ask("go"), message("Hi."))
     assert final_message(plain) == message("Hi.")
+
+
+def test_adding_up_a_stream_leaves_the_recorded_events_as_they_were():
+    """The request inspector adds up each stream of a recording; the recording is read again
+    after it, so a block's citations list must not grow with every reading."""
+    opening = {"type": "text", "text": "", "citations": []}
+    recorded = stream_of(
+        ("message_start", {"message": {"content": [], "usage": {}}}),
+        ("content_block_start", {"index": 0, "content_block": opening}),
+        delta(0, type="citations_delta", citation={"cited_text": "a"}),
+        ("message_delta", {"usage": {"output_tokens": 3}}),  # a delta with counts only
+    )
+    for _ in range(2):
+        assert final_message(recorded)["content"] == [
+            {"type": "text", "text": "", "citations": [{"cited_text": "a"}]}]
+    assert opening == {"type": "text", "text": "", "citations": []}
+    assert final_message(recorded)["usage"] == {"output_tokens": 3}
 
 
 @pytest.mark.parametrize(("upstream", "said"), [
@@ -274,8 +295,9 @@ def test_a_request_of_an_unknown_conversation_is_shown_against_the_next_recorded
     found, difference = playback.claim("POST", "/v1/messages", ask("another task"))
     assert found is None
     lines = difference.splitlines()
-    assert lines[0] == ("[replay stopped: request 1 of the recording differs from what the "
-                        "script sent]")
+    assert lines[:4] == ["[replay stopped: request 1 of the recording differs from what the "
+                         "script sent]", "--- recorded request 1", "+++ this script's request",
+                         "@@ -2,7 +2,7 @@"]
     assert '-      "content": "task",' in lines and '+      "content": "another task",' in lines
     # three lines of context on each side of the change, no more
     changed = lines.index('-      "content": "task",')
@@ -538,17 +560,22 @@ def test_a_replay_works_in_the_folder_given_made_if_need_be_or_in_one_it_removes
     folders = []
 
     def session(path, script, workdir, max_pause):
-        folders.append((workdir, workdir.is_dir(), max_pause))
+        folders.append((path, script, workdir, workdir.is_dir(), max_pause))
         return 5
 
     monkeypatch.setattr(replay, "replay_session", session)
     new = tmp_path / "new" / "work"
+    mine = tmp_path / "mine.py"
     assert replay.replay_in_folder(path, None, new, 0.25) == 5
-    assert replay.replay_in_folder(path, None, None, 0.5) == 5
-    (given, made, pause), (temporary, existed, other_pause) = folders
-    assert (given, made, pause) == (new.resolve(), True, 0.25)
+    assert replay.replay_in_folder(path, None, new, 0.25) == 5  # a folder already there
+    assert replay.replay_in_folder(path, mine, None, 0.5) == 5
+    (given, made, pause), again, (temporary, existed, other_pause) = [
+        (workdir, is_dir, max_pause) for _, _, workdir, is_dir, max_pause in folders]
+    assert (given, made, pause) == (new.resolve(), True, 0.25) == again
     assert existed and other_pause == 0.5 and temporary.name.startswith("agent-replay-")
     assert temporary == temporary.resolve() and not temporary.exists()
+    assert [(recording, script) for recording, script, *_ in folders] == [
+        (path, None), (path, None), (path, mine)]
 
 
 # -- our rules against the recording --
@@ -604,3 +631,16 @@ def test_check_fails_if_any_file_fails_and_says_so_for_each(tmp_path, capsys):
     with pytest.raises(SystemExit):
         replay.main([str(good)])  # --check is what this command does; without it, a usage error
     assert "--check" in capsys.readouterr().err
+
+
+def test_the_check_commands_help_says_what_it_does_and_how_to_replay(capsys):
+    with pytest.raises(SystemExit) as helped:
+        replay.main(["--help"])
+    assert helped.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())  # as wide as the terminal is
+    assert shown.startswith("usage: python -m scripted.replay [-h] --check files [files ...] ")
+    assert ("Replay a recorded session offline: the same screen, no key, no network; and check "
+            "our rules.") in shown
+    assert "files recordings (.jsonl)" in shown
+    assert ("--check check every recorded request against scripted/rules.py (replay with "
+            "python -m scripted.demo --replay FILE)") in shown

@@ -136,3 +136,11 @@ def test_on_macos_the_sandbox_exec_found_is_named_by_its_full_path(tmp_path_fact
     [stage] = read_only_stages([["cat", "a.txt"]], private, [], "sandbox-exec", macos())
     assert stage[:5] == [str(folder / "sandbox-exec"), "-p", SEATBELT_PROFILE, "-D",
                          f"PRIVATE={os.path.realpath(private)}"]
+
+
+def test_without_any_path_the_commands_get_an_empty_one(tmp_path, monkeypatch):
+    """An agent started with no PATH at all (env -i): no folder to keep, and no error."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PATH")
+    assert read_only_path() == ""
+    assert launcher_environment(str(tmp_path), linux())["PATH"] == ""

@@ -211,3 +211,51 @@ def test_a_huge_text_comes_in_at_most_about_four_hundred_deltas():
     # one more character: the pieces grow by one rather than a 401st delta coming
     assert [len(piece) for piece in chunks("x" * 6400)] == [17] * 376 + [8]
     assert chunks("") == []
+
+
+# -- a stream that breaks off, and how long an error waits --
+
+
+def events_of(raw: bytes) -> list[tuple[str, dict]]:
+    blocks = [block.split("\n", 1) for block in raw.decode().split("\n\n") if block]
+    return [(name.removeprefix("event: "), json.loads(data.removeprefix("data: ")))
+            for name, data in blocks]
+
+
+def test_a_stream_breaks_off_after_half_its_events_or_after_its_start_when_it_has_no_text(
+    scripted_api,
+):
+    broken = {"status": 529, "midstream": True, "message": "Overloaded"}
+    scripted_api.play({"turns": [{"text": "x" * 40, "error": broken}, {"error": broken}]})
+    _, _, raw = raw_post(scripted_api.start(), request(stream=True))
+    # start, block start, three deltas (16, 16, 8), block stop, message delta, stop: 8, half 4
+    assert [name for name, _ in events_of(raw)] == [
+        "message_start", "content_block_start", "content_block_delta", "content_block_delta",
+        "error"]
+    assert events_of(raw)[-1][1] == {"type": "error", "error": {"type": "overloaded_error",
+                                                                "message": "Overloaded"}}
+    _, _, raw = raw_post(scripted_api.start(), request(stream=True))
+    assert [name for name, _ in events_of(raw)] == ["message_start", "error"]
+
+
+def test_a_broken_stream_from_a_row_that_counts_at_the_end_starts_with_no_counts(scripted_api):
+    """vLLM streams its counts in message_delta only (its row's usage_at_start)."""
+    vllm = "Qwen/Qwen3-Coder-30B-A3B-Instruct"
+    scripted_api.play({"endpoint": "vllm", "turns": [
+        {"text": "x" * 40, "error": {"status": 529, "midstream": True}}]})
+    _, _, raw = raw_post(scripted_api.start(), request(model=vllm, stream=True))
+    start = events_of(raw)[0][1]["message"]
+    assert start["usage"] == {"input_tokens": 0, "output_tokens": 0}
+
+
+@pytest.mark.allow_violations  # a request the rules refuse, an endpoint there is not
+def test_only_a_scripted_error_waits_its_latency_and_a_refusal_goes_out_at_once(scripted_api):
+    scripted_api.play({"turns": [{"error": {"status": 500}, "latency": 0.25}]})
+    headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+    scripted, _ = scripted_api.answer("POST", "/v1/messages", json.dumps(request()).encode(),
+                                      headers)
+    assert (scripted.status, scripted.latency) == (500, 0.25)
+    refused, _ = scripted_api.answer("POST", "/v1/messages", b'{"model": 5}', headers)
+    assert (refused.status, refused.latency) == (400, 0.0)
+    missing, _ = scripted_api.answer("GET", "/v1/models", b"", headers)
+    assert (missing.status, missing.latency) == (404, 0.0)

@@ -14,7 +14,15 @@ from rich.console import Console
 
 import plumbing.setup
 from plumbing.screen import Screen
-from plumbing.setup import check_setup, in_effect, key_header, leave, retryable
+from plumbing.setup import (
+    SERVER_ERROR_SHOWN,
+    check_setup,
+    explain_api_error,
+    in_effect,
+    key_header,
+    leave,
+    retryable,
+)
 
 NO_KEY = ("ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): export it or put it in .env "
           "(see .env.example). No key? Try the offline demo: python -m scripted.demo v3, or a "
@@ -149,3 +157,36 @@ def test_leave_takes_the_spinner_down_ends_what_was_started_and_exits_with_the_c
     leave(130, screen)
     assert done == ["processes ended", "folders removed", "exit 130"]
     assert screen.live is None and screen.waiting_for == ""
+
+
+# -- an API error in one line: the SDK's own errors, from the scripted API over HTTP --
+def failed_call(scripted_api, turns: list, retries: int) -> anthropic.APIStatusError:
+    scripted_api.play({"turns": turns})
+    client = anthropic.Anthropic(base_url=scripted_api.start(), api_key="k",
+                                 max_retries=retries)
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        client.messages.create(model="claude-sonnet-5-5", max_tokens=10,
+                               messages=[{"role": "user", "content": "Hi."}])
+    return raised.value
+
+
+@pytest.mark.allow_violations
+def test_a_server_error_from_another_endpoint_says_whose_fault_and_what_to_try(scripted_api):
+    failing = {"error": {"status": 500, "message": "upstream failed: " + "x" * 600}}
+    exc = failed_call(scripted_api, [failing, failing], retries=1)
+    netloc = exc.request.url.netloc.decode()
+    said = explain_api_error(exc)
+    shown, tail = said.split("; the endpoint at ")
+    assert shown.startswith("the API answered 500, still after 1 retries: api_error: upstream "
+                            "failed: xxx")
+    assert len(shown) == SERVER_ERROR_SHOWN
+    assert tail == (f"{netloc}, or the server behind it, failed on this request: its log says "
+                    "why; try again, or another MODEL_ID or ANTHROPIC_BASE_URL")
+
+
+@pytest.mark.allow_violations
+def test_a_model_not_found_names_the_model_and_the_endpoint(scripted_api):
+    exc = failed_call(scripted_api, [{"error": {"status": 404, "message": "no such model"}}], 0)
+    url = f"http://{exc.request.url.netloc.decode()}"
+    assert explain_api_error(exc) == (
+        f"not found (404): is MODEL_ID=claude-sonnet-5-5 offered at {url}?")
