@@ -332,7 +332,12 @@ TARGETS = {
         # settings line), called directly
         "tests": ["tests/test_plumbing_rules.py", "tests/test_model.py",
                   "tests/test_mutants_setup.py"]
-        + tests_in("tests/test_loop.py", BASH_RUNS),
+        + tests_in("tests/test_loop.py", BASH_RUNS) + [  # with_retry_notices' lines
+            "tests/test_screen.py::test_each_retry_gets_a_line_with_its_reason_attempt_and_wait",
+            "tests/test_screen.py::"
+            "test_an_error_gives_the_apis_type_and_message_and_how_often_it_was_retried",
+            "tests/test_screen.py::test_an_error_that_is_not_retried_does_not_say_it_was",
+        ],
     },
     "skills": {
         "files": ["plumbing/skills.py"],
