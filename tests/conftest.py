@@ -4,6 +4,7 @@ scripted/pytest_plugin.py."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from pathlib import Path
 
@@ -40,3 +41,18 @@ def no_sessions_file_left():
     agent's exit removes; here the agent is the test process, so the test run removes it."""
     yield
     sessions_file().unlink(missing_ok=True)
+
+
+@pytest.fixture(autouse=True)
+def no_loop_marked_running(request: pytest.FixtureRequest):
+    """A test worker that drove Chromium (test_browser.py, test_layout.py) keeps Playwright's
+    event loop marked as running in its main thread, where asyncio.run() then refuses to start
+    (prompt_toolkit's prompt, the MCP tests): for every test but the browser's own the mark is
+    lifted, as in the agent, which has no such loop."""
+    if "browser" in request.fixturenames:
+        yield
+        return
+    running = asyncio._get_running_loop()
+    asyncio._set_running_loop(None)
+    yield
+    asyncio._set_running_loop(running)

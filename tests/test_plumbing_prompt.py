@@ -6,7 +6,6 @@ The scripts' prompt is seen through a real pseudo-terminal in test_terminal.py; 
 the same code in the test's own process, where the mutation tool can see which test reaches it.
 """
 
-import asyncio
 import io
 import re
 import sys
@@ -147,17 +146,6 @@ def test_ctrl_d_leaves_and_ends_the_line(monkeypatch):
 
 
 # -- at a terminal: prompt_toolkit, fed keys through a pipe of its own --
-@pytest.fixture(autouse=True)
-def no_loop_marked_running():
-    """A test worker that drove Chromium before (test_browser.py) has Playwright's event loop
-    marked as running in its main thread, where prompt_toolkit's asyncio.run() then refuses to
-    start: for these tests the mark is lifted, as in the agent, which has no such loop."""
-    running = asyncio._get_running_loop()
-    asyncio._set_running_loop(None)
-    yield
-    asyncio._set_running_loop(running)
-
-
 @pytest.fixture
 def keys():
     """The keys the user types, and what prompt_toolkit draws (with escape sequences)."""
