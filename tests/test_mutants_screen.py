@@ -13,25 +13,7 @@ import pytest
 from rich.console import Console
 
 from plumbing.screen import LIVE_LINES, PIPED_WIDTH, SPINNER_DELAY, Screen, result_line
-
-def terminal_screen(width: int = 80) -> tuple[Screen, io.StringIO]:
-    shown = io.StringIO()
-    console = Console(file=shown, force_terminal=True, width=width, highlight=False,
-                      no_color=True)
-    return Screen(console), shown
-
-
-def piped_screen() -> tuple[Screen, io.StringIO]:
-    shown = io.StringIO()
-    return Screen(Console(file=shown, force_terminal=False, width=80)), shown
-
-
-def live_text(screen: Screen) -> str:
-    capture = Console(file=io.StringIO(), width=screen.console.width, force_terminal=False)
-    with capture.capture() as seen:
-        capture.print(screen.live_view())
-    return seen.get()
-
+from tests.test_plumbing_screen import piped_screen, rendered, terminal_screen
 
 # -- a result's one line --
 @pytest.mark.parametrize(("output", "is_error", "line", "style"), [
@@ -69,7 +51,7 @@ def test_a_tool_line_takes_the_piped_width_in_a_pipe():
 
 @pytest.mark.parametrize(("columns", "room"), [(80, 77), (23, 20), (10, 20)])
 def test_a_terminal_line_leaves_three_columns_and_takes_at_least_twenty(columns, room):
-    screen, _ = terminal_screen(width=columns)
+    screen, _ = terminal_screen(width=columns, no_color=True)
     assert screen.width() == room
 
 
@@ -127,12 +109,12 @@ def test_an_alert_after_half_a_line_of_reply_ends_that_line_first(capsys):
 
 # -- a streaming reply on a terminal: the last LIVE_LINES lines may still change --
 def test_a_streaming_reply_prints_all_but_its_last_lines_and_the_rest_when_done():
-    screen, shown = terminal_screen()
+    screen, shown = terminal_screen(no_color=True)
     items = [f"- item {number}" for number in range(1, LIVE_LINES + 5)]
     screen.text("\n".join(items) + "\n")
     printed = shown.getvalue()
     assert "item 4" in printed and "item 5" not in printed
-    assert "item 5" in live_text(screen) and f"item {LIVE_LINES + 4}" in live_text(screen)
+    assert "item 5" in rendered(screen) and f"item {LIVE_LINES + 4}" in rendered(screen)
     screen.reply_done(message(anthropic.types.TextBlock(type="text", text="x"),
                               input_tokens=1, output_tokens=1))
     screen.stop_live()
@@ -143,16 +125,16 @@ def test_a_streaming_reply_prints_all_but_its_last_lines_and_the_rest_when_done(
 
 # -- the spinner: after SPINNER_DELAY of silence, what the agent waits for and for how long --
 def test_the_spinner_names_the_wait_and_its_seconds_only_after_a_silence():
-    screen, _ = terminal_screen()
+    screen, _ = terminal_screen(no_color=True)
     screen.wait("waiting for the model")
     try:
         screen.since = time.monotonic() - 3.4
         screen.last_output = time.monotonic()
-        assert "waiting for the model" not in live_text(screen)  # something was just shown
+        assert "waiting for the model" not in rendered(screen)  # something was just shown
         screen.last_output = time.monotonic() - SPINNER_DELAY - 0.2
-        assert "waiting for the model … 3 s" in live_text(screen)
+        assert "waiting for the model … 3 s" in rendered(screen)
         screen.reply = "half a reply"
-        assert "waiting for the model" not in live_text(screen)  # the reply is the news
+        assert "waiting for the model" not in rendered(screen)  # the reply is the news
     finally:
         screen.stop_live()
     assert screen.live is None
@@ -181,7 +163,7 @@ def test_a_reply_is_wrapped_at_the_terminals_width_with_bold_kept_and_a_link_as_
 
 
 def test_a_second_streamed_reply_is_printed_from_its_first_line():
-    screen, shown = terminal_screen()
+    screen, shown = terminal_screen(no_color=True)
     second = "The second reply:\n\n" + "\n".join(f"- second {n}" for n in range(1, 11))
     for reply in ("- first 1\n- first 2\n", second):
         screen.text(reply)
@@ -202,12 +184,12 @@ def test_on_a_terminal_an_error_result_is_red_and_its_notes_fit_a_narrow_line():
 
 
 def test_a_thought_on_a_terminal_counts_as_output_for_the_spinner():
-    screen, _ = terminal_screen()
+    screen, _ = terminal_screen(no_color=True)
     screen.wait("waiting for the model")
     try:
         screen.since = screen.last_output = time.monotonic() - 5
         screen.thinking("a note\n")
-        assert "waiting for the model" not in live_text(screen)
+        assert "waiting for the model" not in rendered(screen)
     finally:
         screen.stop_live()
 

@@ -524,12 +524,18 @@ class Route:
         self.done = "aborted"
 
 
-def test_screenshots_take_each_page_and_width_in_both_languages_from_the_served_site(
-        small_site, tmp_path, monkeypatch, capsys):
+def browser_in_place_of_playwright(monkeypatch) -> Browser:
+    """A Browser stand-in where the screenshot command imports playwright.sync_api from."""
     browser = Browser()
     playwright = type(sys)("playwright.sync_api")
     playwright.sync_playwright = browser
     monkeypatch.setitem(sys.modules, "playwright.sync_api", playwright)
+    return browser
+
+
+def test_screenshots_take_each_page_and_width_in_both_languages_from_the_served_site(
+        small_site, tmp_path, monkeypatch, capsys):
+    browser = browser_in_place_of_playwright(monkeypatch)
     monkeypatch.setattr(screenshots.shutil, "which",
                         lambda name: "/usr/bin/chromium" if name == "chromium" else None)
     out = tmp_path / "shots"
@@ -565,10 +571,7 @@ def test_screenshots_take_each_page_and_width_in_both_languages_from_the_served_
 
 def test_screenshots_take_every_page_at_both_widths_by_default(
         small_site, tmp_path, monkeypatch, capsys):
-    browser = Browser()
-    playwright = type(sys)("playwright.sync_api")
-    playwright.sync_playwright = browser
-    monkeypatch.setitem(sys.modules, "playwright.sync_api", playwright)
+    browser = browser_in_place_of_playwright(monkeypatch)
     monkeypatch.setattr(screenshots.shutil, "which",
                         lambda name: "/usr/bin/chromium-browser" if name != "chromium" else None)
     monkeypatch.setattr(sys, "argv", ["screenshots", "--site-dir", str(small_site), "--out",
@@ -586,10 +589,7 @@ def test_screenshots_read_site_and_write_screenshots_of_the_project_by_default(
         small_site, tmp_path_factory, monkeypatch, capsys):
     project = tmp_path_factory.mktemp("project")
     shutil.copytree(small_site, project / "site")
-    browser = Browser()
-    playwright = type(sys)("playwright.sync_api")
-    playwright.sync_playwright = browser
-    monkeypatch.setitem(sys.modules, "playwright.sync_api", playwright)
+    browser = browser_in_place_of_playwright(monkeypatch)
     monkeypatch.setattr(screenshots, "ROOT", project)
     monkeypatch.setattr(screenshots.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(sys, "argv", ["screenshots", "--page", "v1/", "--width", "desktop"])
