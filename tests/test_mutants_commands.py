@@ -118,8 +118,12 @@ def test_a_killed_process_that_its_own_parent_never_collects_does_not_hold_the_a
     """A command's process whose parent (not the agent) never waits for it stays a zombie once
     killed: the agent cannot collect it, and goes on at once."""
     monkeypatch.setattr(commands, "END_WAIT", 15)
-    parent = subprocess.Popen(["sh", "-c", f"sleep {unique_seconds()} & echo $!; "
-                               f"exec sleep {unique_seconds()}"], stdout=subprocess.PIPE, text=True)
+    # a Python parent, not a shell: a shell may still collect its child before its own `exec`
+    # (CI saw that once, the killed child gone instead of a zombie)
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, time; "
+                               f"child = subprocess.Popen(['sleep', '{unique_seconds()}']); "
+                               "print(child.pid, flush=True); time.sleep(3600)"],
+                              stdout=subprocess.PIPE, text=True)
     child = int(parent.stdout.readline())
     try:
         hung, raised = within(5, commands.end_processes, lambda: [psutil.Process(child)])
