@@ -467,6 +467,13 @@ TARGETS = {
     },
 }
 
+# The loop is in every lesson, nearly the same in each (a step changes at most ten lines of it):
+# about 180 mutants a lesson, each checked against that lesson's ~60 loop tests. One target a
+# lesson, so that one sitting measures one (the newest first), and the whole is their sum.
+for _lesson in LESSONS:
+    TARGETS[f"lessons-loop-{_lesson.split('_')[0]}"] = {
+        **TARGETS["lessons-loop"], "files": [_lesson]}
+
 
 def exercise_target(exercise: str) -> dict:
     """An exercise's own checks: its test_exercise.py, measured by running it as
