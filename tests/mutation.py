@@ -450,7 +450,8 @@ TARGETS = {
     "lessons-subagents": {
         "files": LESSONS[2:],
         "functions": ["x_run_subagent", "x_run_read_only_bash", "x_run_tasks"],
-        "tests": ["tests/test_subagents.py", "tests/test_turn_limits.py"],
+        "tests": ["tests/test_subagents.py", "tests/test_turn_limits.py",
+                  "tests/test_mutants_lessons_subagents.py"],
     },
     "lessons-skills": {
         "files": LESSONS[3:],
@@ -469,10 +470,12 @@ TARGETS = {
 
 # The loop is in every lesson, nearly the same in each (a step changes at most ten lines of it):
 # about 180 mutants a lesson, each checked against that lesson's ~60 loop tests. One target a
-# lesson, so that one sitting measures one (the newest first), and the whole is their sum.
-for _lesson in LESSONS:
-    TARGETS[f"lessons-loop-{_lesson.split('_')[0]}"] = {
-        **TARGETS["lessons-loop"], "files": [_lesson]}
+# lesson, so that one sitting measures one (the newest first), and the whole is their sum. The
+# subagents (~111 mutants a lesson) and the skills (~140) are split the same way.
+for _mechanism in ("lessons-loop", "lessons-subagents", "lessons-skills"):
+    for _lesson in TARGETS[_mechanism]["files"]:
+        TARGETS[f"{_mechanism}-{_lesson.split('_')[0]}"] = {
+            **TARGETS[_mechanism], "files": [_lesson]}
 
 
 def exercise_target(exercise: str) -> dict:
