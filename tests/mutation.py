@@ -467,6 +467,19 @@ TARGETS = {
     },
 }
 
+# The server's whole run takes about three hours on two cores: three parts, one sitting each.
+_SERVER_PARTS = {
+    "scenarios": ["x_load_scenario", "x_check_scenario", "x_step_label", "x_turn_shape_problem",
+                  "x_is_tool_call", "x_expect_failures", "x_tool_call_problems", "x_canonical"],
+    "replies": ["x_to_json", "x_tokens", "x_sign", "x_prompt_units", "x_without_cache_control",
+                "x_sse_events", "x_broken_stream_events", "x_chunks", "x_error_body",
+                "x_openai_error_body", "x_thinking_block", "x_content_key", "x_error_reply"],
+}
+_SERVER_PARTS["handler"] = [name for name in TARGETS["server"]["functions"]
+                            if not any(name in part for part in _SERVER_PARTS.values())]
+for _part, _functions in _SERVER_PARTS.items():
+    TARGETS[f"server-{_part}"] = {**TARGETS["server"], "functions": _functions}
+
 # The loop is in every lesson, nearly the same in each (a step changes at most ten lines of it):
 # about 180 mutants a lesson, each checked against that lesson's ~60 loop tests. One target a
 # lesson, so that one sitting measures one (the newest first), and the whole is their sum.
