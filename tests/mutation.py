@@ -689,9 +689,15 @@ def recheck(name: str, files: list[str]) -> None:
         shutil.copy2(ROOT / file, into / "mutants" / file)
     left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
             if status not in ("killed", "timeout")]
-    done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
-                          input="\n".join(left), text=True, capture_output=True, check=False)
-    fates = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
+    fates, to_run = [], left
+    while to_run:  # a mutant whose tests end their own process (mutmut's "segfault") ends this one
+        done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
+                              input="\n".join(to_run), text=True, capture_output=True, check=False)
+        ran = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
+        fates += ran
+        if len(ran) < len(to_run):
+            fates.append(f"RECHECK ended the tests' process: {to_run[len(ran)]}")
+        to_run = to_run[len(ran) + 1:]
     for line in fates:
         print("  " + line.removeprefix("RECHECK "))
     killed = sum(line.startswith("RECHECK killed") for line in fates)
