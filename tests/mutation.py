@@ -435,7 +435,8 @@ TARGETS = {
         "files": LESSONS,
         "functions": ["x_agent_loop", "x_call_model", "x_answer_tool_calls", "x_run_tool",
                       "x_run_turn"],
-        "tests": ["tests/test_loop.py", "tests/test_turn_limits.py"],
+        "tests": ["tests/test_loop.py", "tests/test_turn_limits.py",
+                  "tests/test_mutants_lessons_loop.py"],
     },
     "lessons-tools": {
         "files": LESSONS,
