@@ -686,7 +686,7 @@ def recheck(name: str, files: list[str]) -> None:
     into = WORK / name
     if not (into / "mutants").is_dir():
         sys.exit(f"no run of {name} to recheck: run `python -m tests.mutation {name}` first")
-    for file in {name.partition("::")[0] for name in files}:  # a test's id names its file
+    for file in {test.partition("::")[0] for test in files}:  # a test's id names its file
         shutil.copy2(ROOT / file, into / "mutants" / file)
     left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
             if status not in ("killed", "timeout")]
