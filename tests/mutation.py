@@ -694,13 +694,19 @@ def recheck(name: str, files: list[str]) -> None:
     into = WORK / name
     if not (into / "mutants").is_dir():
         sys.exit(f"no run of {name} to recheck: run `python -m tests.mutation {name}` first")
-    for file in {name.partition("::")[0] for name in files}:  # a test's id names its file
+    for file in {test.partition("::")[0] for test in files}:  # a test's id names its file
         shutil.copy2(ROOT / file, into / "mutants" / file)
     left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
             if status not in ("killed", "timeout")]
-    done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
-                          input="\n".join(left), text=True, capture_output=True, check=False)
-    fates = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
+    fates, to_run = [], left
+    while to_run:  # a mutant whose tests end their own process (mutmut's "segfault") ends this one
+        done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
+                              input="\n".join(to_run), text=True, capture_output=True, check=False)
+        ran = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
+        fates += ran
+        if len(ran) < len(to_run):
+            fates.append(f"RECHECK ended the tests' process: {to_run[len(ran)]}")
+        to_run = to_run[len(ran) + 1:]
     for line in fates:
         print("  " + line.removeprefix("RECHECK "))
     killed = sum(line.startswith("RECHECK killed") for line in fates)
