@@ -15,12 +15,12 @@ from pathlib import Path
 from plumbing.screen import Screen
 
 KEYS = """\
-At the prompt: arrow keys edit the line and recall earlier ones (kept in ~/.agent_history;
-AGENT_HISTORY=off keeps none, AGENT_HISTORY=FILE keeps them there). Enter sends; a line that ends
-in a backslash goes on to the next one, and a pasted block of lines is one message. Ctrl-C stops
-the current turn and keeps the conversation; at the prompt it clears the line. Ctrl-C twice,
-Ctrl-D, q or exit leaves. On a terminal the reply's markdown is rendered as it streams, a spinner
-says what the agent waits for, and each retry is shown."""
+At the prompt: arrow keys edit the line and recall earlier ones, Ctrl-R searches them (kept
+in ~/.agent_history; AGENT_HISTORY=off keeps none, AGENT_HISTORY=FILE keeps them there). Enter
+sends; a line that ends in a backslash goes on to the next one, and a pasted block of lines is
+one message. Ctrl-C stops the current turn and keeps the conversation; at the prompt it clears
+the line. Ctrl-C twice, Ctrl-D, q or exit leaves. On a terminal the reply's markdown is
+rendered as it streams, a spinner says what the agent waits for, and each retry is shown."""
 SECOND_CTRL_C = 1.0  # seconds: a second Ctrl-C at the prompt within this leaves
 LEAVE_WORDS = ("q", "quit", "exit")
 

@@ -435,7 +435,8 @@ TARGETS = {
         "files": LESSONS,
         "functions": ["x_agent_loop", "x_call_model", "x_answer_tool_calls", "x_run_tool",
                       "x_run_turn"],
-        "tests": ["tests/test_loop.py", "tests/test_turn_limits.py"],
+        "tests": ["tests/test_loop.py", "tests/test_turn_limits.py",
+                  "tests/test_mutants_lessons_loop.py"],
     },
     "lessons-tools": {
         "files": LESSONS,
@@ -467,12 +468,32 @@ TARGETS = {
     },
 }
 
+# The server's whole run takes about three hours on two cores: three parts, one sitting each.
+_SERVER_PARTS = {
+    "scenarios": ["x_load_scenario", "x_check_scenario", "x_step_label", "x_turn_shape_problem",
+                  "x_is_tool_call", "x_expect_failures", "x_tool_call_problems", "x_canonical"],
+    "replies": ["x_to_json", "x_tokens", "x_sign", "x_prompt_units", "x_without_cache_control",
+                "x_sse_events", "x_broken_stream_events", "x_chunks", "x_error_body",
+                "x_openai_error_body", "x_thinking_block", "x_content_key", "x_error_reply"],
+}
+_SERVER_PARTS["handler"] = [name for name in TARGETS["server"]["functions"]
+                            if not any(name in part for part in _SERVER_PARTS.values())]
+for _part, _functions in _SERVER_PARTS.items():
+    TARGETS[f"server-{_part}"] = {**TARGETS["server"], "functions": _functions}
+
 # The loop is in every lesson, nearly the same in each (a step changes at most ten lines of it):
 # about 180 mutants a lesson, each checked against that lesson's ~60 loop tests. One target a
 # lesson, so that one sitting measures one (the newest first), and the whole is their sum.
+# From v2 on the loop also calls what each step added (the todo reminders, the skills' catalogue,
+# compaction, the MCP tools): their tests are the loop's too.
+_LOOP_CALLS = {"v2": "lessons-todo", "v4": "lessons-skills", "v5": "v5-compaction", "v6": "mcp"}
 for _lesson in LESSONS:
-    TARGETS[f"lessons-loop-{_lesson.split('_')[0]}"] = {
-        **TARGETS["lessons-loop"], "files": [_lesson]}
+    _version = _lesson.split("_")[0]
+    _added = [test for step, target in _LOOP_CALLS.items() if step <= _version
+              for test in TARGETS[target]["tests"]]
+    TARGETS[f"lessons-loop-{_version}"] = {
+        **TARGETS["lessons-loop"], "files": [_lesson],
+        "tests": TARGETS["lessons-loop"]["tests"] + _added}
 
 
 def exercise_target(exercise: str) -> dict:
@@ -665,7 +686,7 @@ def recheck(name: str, files: list[str]) -> None:
     into = WORK / name
     if not (into / "mutants").is_dir():
         sys.exit(f"no run of {name} to recheck: run `python -m tests.mutation {name}` first")
-    for file in files:
+    for file in {name.partition("::")[0] for name in files}:  # a test's id names its file
         shutil.copy2(ROOT / file, into / "mutants" / file)
     left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
             if status not in ("killed", "timeout")]

@@ -178,6 +178,11 @@ def test_rule4_v5_still_keeps_its_survivors_and_the_summary_request_reads_the_ca
             if request.reply["status"] == 200:
                 last_sent = request
             continue
+        refusal = (request.reply["body"].get("error") or {}).get("message", "")
+        assert request.reply["status"] == 200, (
+            "rule 4: the summary request must be the history as the request before it sent it, "
+            f"one question appended; the API refused it ({request.reply['status']}): {refusal}"
+        )
         cached = prompt_size(last_sent) if last_sent else 0
         read = (request.reply["body"].get("usage") or {}).get("cache_read_input_tokens", 0)
         assert read == cached, (
