@@ -610,4 +610,7 @@ def test_settings_and_answers_are_utf_8_whatever_the_locale(tmp_path, ascii_loca
     store = tmp_path / "trusted.json"
     remember_trust(store, path, "f1", Screen())
     assert read_trusted(store, Screen()) == {str(path.resolve()): "f1"}
+    by_hand = tmp_path / "by-hand.json"  # a store another program wrote, its é not escaped
+    by_hand.write_bytes('{"trusted": {"/work/café/.mcp.json": "f2"}}'.encode())
+    assert read_trusted(by_hand, Screen()) == {"/work/café/.mcp.json": "f2"}
     assert capsys.readouterr().out == ""
