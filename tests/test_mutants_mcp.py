@@ -9,6 +9,7 @@ import base64
 import io
 import json
 import locale
+import logging
 import os
 import subprocess
 import sys
@@ -494,6 +495,20 @@ def test_a_server_given_no_time_to_start_says_so_and_so_do_its_tools(tmp_path):
                                      "time); its tools cannot be called in this session")
     finally:
         servers.close()
+
+
+def test_what_the_sdk_logs_reaches_neither_the_screen_nor_a_handler_of_the_agents(
+        monkeypatch, caplog, capsys):
+    """The SDK logs a server's garbage at ERROR. Its logger as a process starts: no handler of its
+    own, and records passed up to the root's, or, with none there, printed on stderr."""
+    sdk_logger = logging.getLogger("mcp")
+    monkeypatch.setattr(sdk_logger, "handlers", [])
+    monkeypatch.setattr(sdk_logger, "propagate", True)
+    McpServers(60, 60)
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("mcp.client.stdio").error("Failed to parse JSONRPC message")
+    assert caplog.records == []
+    assert capsys.readouterr() == ("", "")
 
 
 def test_without_the_mcp_sdk_each_server_is_one_line_that_says_how_to_install_it(monkeypatch):
