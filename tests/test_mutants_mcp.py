@@ -397,6 +397,64 @@ def test_the_screen_shows_each_text_on_its_line_and_an_image_as_a_mark():
 MISBEHAVING = Path(__file__).parent / "mcp_servers" / "misbehaving.py"
 
 
+DYING = "import sys; sys.stderr.buffer.write(open(sys.argv[1], 'rb').read()); sys.exit(1)"
+JAPANESE = "エラー"
+
+
+def test_a_server_that_dies_at_start_is_quoted_from_the_end_of_its_stderr(tmp_path):
+    """Only the last 4 x STDERR_QUOTED bytes are read (what came before is not, however long),
+    cut mid-character where they begin, their lines joined by " | "."""
+    said = {
+        # 1,200 bytes from the end: "A" and blank lines; "early" lies 1,500 bytes from the end
+        "window": b"early" + b"\n" * 295 + b"A" + b"\n" * 1199,
+        # the last 1,200 bytes begin inside a character of three bytes
+        "japanese": JAPANESE.encode() * 1500 + b"!",
+        "lines": b"first\n\n   second  \n",
+    }
+    specs = []
+    for name, text in said.items():
+        (tmp_path / name).write_bytes(text)
+        specs.append(ServerSpec(name, sys.executable, ["-c", DYING, str(tmp_path / name)], {},
+                                tmp_path))
+    servers = McpServers(5, 60)  # they end at once: the time only bounds a start that never ends
+    try:
+        started = servers.start_all(specs)
+        quoted = {name: str(failure).split("; its stderr ends: ")[1]
+                  for name, failure in started.items()}
+        assert quoted == {"window": "A", "japanese": (JAPANESE * 100)[1:] + "!",
+                          "lines": "first | second"}
+        assert str(started["lines"]) == (
+            f"mcp server 'lines' {NOT_A_SERVER}; its stderr ends: first | second")
+        with pytest.raises(McpError) as called:
+            servers.call("lines", "echo", {}, threading.Event())
+        assert str(called.value) == ("mcp server 'lines' is not running (it failed to start); "
+                                     "its tools cannot be called in this session")
+        servers.connections["lines"].stderr.unlink()  # a cleaner of the temporary folder
+        assert servers.failure("lines", "stopped") == "mcp server 'lines' stopped"
+    finally:
+        servers.close()
+    assert not [name for name in said if servers.connections[name].stderr.exists()]
+
+
+# reads the request to initialize and never answers it (and ends: no test waits for ever)
+SILENT = "import sys; sys.stdin.readline()"
+
+
+def test_a_server_given_no_time_to_start_says_so_and_so_do_its_tools(tmp_path):
+    servers = McpServers(0, 60)
+    try:
+        started = servers.start_all([ServerSpec(
+            "slow", sys.executable, ["-c", SILENT], {}, tmp_path)])
+        assert str(started["slow"]) == ("mcp server 'slow' did not answer initialize and "
+                                        "tools/list within MCP_TIMEOUT=0 s")
+        with pytest.raises(McpError) as called:
+            servers.call("slow", "echo", {}, threading.Event())
+        assert str(called.value) == ("mcp server 'slow' is not running (it did not start in "
+                                     "time); its tools cannot be called in this session")
+    finally:
+        servers.close()
+
+
 class CtrlCOnSecondLook(threading.Event):
     """The agent's stop event, as the user presses Ctrl-C while a call waits: not set when the
     call starts, set the next time anyone looks."""
@@ -437,64 +495,6 @@ def test_a_server_runs_beside_its_stderr_file_and_close_lets_it_end_on_its_close
     servers.close()  # a second time: nothing left to do, and no error
     with pytest.raises(RuntimeError, match="^these MCP servers were closed$"):
         servers.start_all([])
-
-
-DYING = "import sys; sys.stderr.buffer.write(open(sys.argv[1], 'rb').read()); sys.exit(1)"
-JAPANESE = "エラー"
-
-
-def test_a_server_that_dies_at_start_is_quoted_from_the_end_of_its_stderr(tmp_path):
-    """Only the last 4 x STDERR_QUOTED bytes are read (what came before is not, however long),
-    cut mid-character where they begin, their lines joined by " | "."""
-    said = {
-        # 1,200 bytes from the end: "A" and blank lines; "early" lies 1,500 bytes from the end
-        "window": b"early" + b"\n" * 295 + b"A" + b"\n" * 1199,
-        # the last 1,200 bytes begin inside a character of three bytes
-        "japanese": JAPANESE.encode() * 1500 + b"!",
-        "lines": b"first\n\n   second  \n",
-    }
-    specs = []
-    for name, text in said.items():
-        (tmp_path / name).write_bytes(text)
-        specs.append(ServerSpec(name, sys.executable, ["-c", DYING, str(tmp_path / name)], {},
-                                tmp_path))
-    servers = McpServers(60, 60)
-    try:
-        started = servers.start_all(specs)
-        quoted = {name: str(failure).split("; its stderr ends: ")[1]
-                  for name, failure in started.items()}
-        assert quoted == {"window": "A", "japanese": (JAPANESE * 100)[1:] + "!",
-                          "lines": "first | second"}
-        assert str(started["lines"]) == (
-            f"mcp server 'lines' {NOT_A_SERVER}; its stderr ends: first | second")
-        with pytest.raises(McpError) as called:
-            servers.call("lines", "echo", {}, threading.Event())
-        assert str(called.value) == ("mcp server 'lines' is not running (it failed to start); "
-                                     "its tools cannot be called in this session")
-        servers.connections["lines"].stderr.unlink()  # a cleaner of the temporary folder
-        assert servers.failure("lines", "stopped") == "mcp server 'lines' stopped"
-    finally:
-        servers.close()
-    assert not [name for name in said if servers.connections[name].stderr.exists()]
-
-
-# reads the request to initialize and never answers it (and ends: no test waits for ever)
-SILENT = "import sys; sys.stdin.readline()"
-
-
-def test_a_server_given_no_time_to_start_says_so_and_so_do_its_tools(tmp_path):
-    servers = McpServers(0, 60)
-    try:
-        started = servers.start_all([ServerSpec(
-            "slow", sys.executable, ["-c", SILENT], {}, tmp_path)])
-        assert str(started["slow"]) == ("mcp server 'slow' did not answer initialize and "
-                                        "tools/list within MCP_TIMEOUT=0 s")
-        with pytest.raises(McpError) as called:
-            servers.call("slow", "echo", {}, threading.Event())
-        assert str(called.value) == ("mcp server 'slow' is not running (it did not start in "
-                                     "time); its tools cannot be called in this session")
-    finally:
-        servers.close()
 
 
 def test_what_the_sdk_logs_reaches_neither_the_screen_nor_a_handler_of_the_agents(
