@@ -397,34 +397,44 @@ def test_the_screen_shows_each_text_on_its_line_and_an_image_as_a_mark():
 MISBEHAVING = Path(__file__).parent / "mcp_servers" / "misbehaving.py"
 
 
-DYING = "import sys; sys.stderr.buffer.write(open(sys.argv[1], 'rb').read()); sys.exit(1)"
+# says on stderr what the file it is given holds, and its own "env" and first folder on PATH
+DYING = ("import os, sys; sys.stderr.buffer.write(open(sys.argv[1], 'rb').read()); "
+         "print(os.environ.get('WORD', ''), os.environ['PATH'].split(os.pathsep)[0], "
+         "file=sys.stderr); sys.exit(1)")
 JAPANESE = "エラー"
 
 
 def test_a_server_that_dies_at_start_is_quoted_from_the_end_of_its_stderr(tmp_path):
     """Only the last 4 x STDERR_QUOTED bytes are read (what came before is not, however long),
-    cut mid-character where they begin, their lines joined by " | "."""
+    cut mid-character where they begin, their lines joined by " | ". Each server runs in the
+    folder of its spec (its relative arguments found there), with its own "env"."""
+    agents_python = Path(sys.executable).parent
+    last_line = len(f" {agents_python}\n".encode())  # with no WORD set
+    exclamations = 1  # so that the last 1,200 bytes begin inside a character of three bytes
+    while (1200 - last_line - exclamations - 1) % 3 == 0:
+        exclamations += 1
     said = {
         # 1,200 bytes from the end: "A" and blank lines; "early" lies 1,500 bytes from the end
-        "window": b"early" + b"\n" * 295 + b"A" + b"\n" * 1199,
-        # the last 1,200 bytes begin inside a character of three bytes
-        "japanese": JAPANESE.encode() * 1500 + b"!",
+        "window": b"early" + b"\n" * 295 + b"A" + b"\n" * (1199 - last_line),
+        "japanese": JAPANESE.encode() * 1500 + b"!" * exclamations + b"\n",
         "lines": b"first\n\n   second  \n",
     }
     specs = []
     for name, text in said.items():
         (tmp_path / name).write_bytes(text)
-        specs.append(ServerSpec(name, sys.executable, ["-c", DYING, str(tmp_path / name)], {},
-                                tmp_path))
+        specs.append(ServerSpec(name, sys.executable, ["-c", DYING, name], {}, tmp_path))
+    specs[-1].env = {"WORD": "third"}
     servers = McpServers(5, 60)  # they end at once: the time only bounds a start that never ends
     try:
         started = servers.start_all(specs)
         quoted = {name: str(failure).split("; its stderr ends: ")[1]
                   for name, failure in started.items()}
-        assert quoted == {"window": "A", "japanese": (JAPANESE * 100)[1:] + "!",
-                          "lines": "first | second"}
+        japanese = f"{JAPANESE * 1500}{'!' * exclamations} | {agents_python}"
+        assert quoted == {"window": f"A | {agents_python}", "japanese": japanese[-300:],
+                          "lines": f"first | second | third {agents_python}"}
         assert str(started["lines"]) == (
-            f"mcp server 'lines' {NOT_A_SERVER}; its stderr ends: first | second")
+            f"mcp server 'lines' {NOT_A_SERVER}; its stderr ends: first | second | third "
+            f"{agents_python}")
         with pytest.raises(McpError) as called:
             servers.call("lines", "echo", {}, threading.Event())
         assert str(called.value) == ("mcp server 'lines' is not running (it failed to start); "
