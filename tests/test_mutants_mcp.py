@@ -446,6 +446,18 @@ def test_a_server_that_dies_at_start_is_quoted_from_the_end_of_its_stderr(tmp_pa
     assert not [name for name in said if servers.connections[name].stderr.exists()]
 
 
+@pytest.mark.skipif(os.name != "posix", reason="a file without its execute bit")
+def test_a_command_that_cannot_be_run_says_why(tmp_path):
+    (tmp_path / "server.py").write_text("print('never run')\n")  # its execute bit not set
+    servers = McpServers(5, 60)
+    try:
+        started = servers.start_all([ServerSpec("noexec", "./server.py", [], {}, tmp_path)])
+    finally:
+        servers.close()
+    assert str(started["noexec"]) == (
+        "mcp server 'noexec' cannot start './server.py': Permission denied")
+
+
 # reads the request to initialize and never answers it (and ends: no test waits for ever)
 SILENT = "import sys; sys.stdin.readline()"
 
