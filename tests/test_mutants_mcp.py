@@ -223,6 +223,12 @@ def test_a_server_gets_its_own_env_and_the_agents_python_first_on_the_path(monke
     assert server_environment({"PATH": "/opt/bin"}) == {"PATH": "/opt/bin"}
 
 
+def test_with_no_path_set_a_server_s_path_is_the_agents_python_folder_and_an_empty_entry(
+        monkeypatch):
+    monkeypatch.delenv("PATH", raising=False)
+    assert server_environment({}) == {"PATH": f"{Path(sys.executable).parent}{os.pathsep}"}
+
+
 # -- the servers' processes --
 @pytest.mark.skipif(os.name != "posix", reason="runs sh and sleep")
 def test_a_server_left_running_is_killed_with_what_it_started_and_an_ended_one_is_skipped():
