@@ -232,10 +232,10 @@ def test_with_no_path_set_a_server_s_path_is_the_agents_python_folder_and_an_emp
 # -- the servers' processes --
 @pytest.mark.skipif(os.name != "posix", reason="runs sh and sleep")
 def test_a_server_left_running_is_killed_with_what_it_started_and_an_ended_one_is_skipped():
-    server = subprocess.Popen(["sh", "-c", "sleep 300 & echo $!; exec sleep 301"],
+    server = subprocess.Popen(["sh", "-c", "(sleep 300 & echo $!; wait) & exec sleep 301"],
                               stdout=subprocess.PIPE, text=True)
     child = int(server.stdout.readline())
-    started = psutil.Process(child)  # the server's own child, which the agent did not start
+    started = psutil.Process(child)  # the child of the server's child: the agent started neither
     ended = subprocess.Popen(["true"])
     ended.wait()
     try:
