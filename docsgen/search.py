@@ -18,6 +18,7 @@ docsgen/hooks.py adds the splits to the Japanese site's search settings at build
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 from pathlib import Path
 
 KATAKANA_RUN = re.compile(r"[ァ-ヺー]+")
@@ -31,8 +32,8 @@ def katakana_words(texts: Iterable[str]) -> set[str]:
 def parts_of(word: str, words: set[str]) -> list[str] | None:
     """The fewest other known words that make up `word` exactly, or None if none do."""
     fewest: dict[int, list[str]] = {0: []}  # by length of the beginning covered so far
-    for end in range(SHORTEST_PART, len(word) + 1):
-        for start in range(0, end - SHORTEST_PART + 1):
+    for end in range(len(word) + 1):
+        for start in range(end - SHORTEST_PART + 1):  # none while end < SHORTEST_PART
             part = word[start:end]
             if start not in fewest or part == word or part not in words:
                 continue
@@ -47,7 +48,7 @@ def compounds(words: set[str]) -> dict[str, list[str]]:
     found = {}
     for word in sorted(words):
         parts = parts_of(word, words)
-        if parts and len(parts) > 1:
+        if parts:  # never the word alone: parts_of() takes no part that is the whole word
             found[word] = parts
     return found
 
@@ -57,7 +58,7 @@ def compound_splits(words: set[str]) -> list[str]:
     pairs = {
         (left, right)
         for parts in compounds(words).values()
-        for left, right in zip(parts, parts[1:], strict=False)
+        for left, right in pairwise(parts)
     }
     return [f"(?<={left})(?={right})" for left, right in sorted(pairs)]
 

@@ -279,10 +279,12 @@ class Screen:
 
     # -- plain lines and raw text --
     def line(self, text: str, style: str) -> None:
-        """One whole line; on a terminal, printed above the live region, in `style`."""
+        """One whole line; on a terminal, printed above the live region, in `style`. One wider
+        than the terminal wraps (a note's last words may say what to do): the tool lines are
+        fit() to the width before they come here."""
         with self.lock:
             if self.tty():
-                self.console.print(Text(text, style=style, no_wrap=True, overflow="crop"))
+                self.console.print(Text(text, style=style))
             else:
                 self.put(text + "\n")
                 self.partial_line = False

@@ -451,7 +451,8 @@ TARGETS = {
     "lessons-subagents": {
         "files": LESSONS[2:],
         "functions": ["x_run_subagent", "x_run_read_only_bash", "x_run_tasks"],
-        "tests": ["tests/test_subagents.py", "tests/test_turn_limits.py"],
+        "tests": ["tests/test_subagents.py", "tests/test_turn_limits.py",
+                  "tests/test_mutants_lessons_subagents.py"],
     },
     "lessons-skills": {
         "files": LESSONS[3:],
@@ -494,6 +495,13 @@ for _lesson in LESSONS:
     TARGETS[f"lessons-loop-{_version}"] = {
         **TARGETS["lessons-loop"], "files": [_lesson],
         "tests": TARGETS["lessons-loop"]["tests"] + _added}
+
+# The subagents (~111 mutants a lesson) and the skills (~140) are split the same way, one target
+# a lesson.
+for _mechanism in ("lessons-subagents", "lessons-skills"):
+    for _lesson in TARGETS[_mechanism]["files"]:
+        TARGETS[f"{_mechanism}-{_lesson.split('_')[0]}"] = {
+            **TARGETS[_mechanism], "files": [_lesson]}
 
 
 def exercise_target(exercise: str) -> dict:
@@ -686,13 +694,19 @@ def recheck(name: str, files: list[str]) -> None:
     into = WORK / name
     if not (into / "mutants").is_dir():
         sys.exit(f"no run of {name} to recheck: run `python -m tests.mutation {name}` first")
-    for file in {name.partition("::")[0] for name in files}:  # a test's id names its file
+    for file in {test.partition("::")[0] for test in files}:  # a test's id names its file
         shutil.copy2(ROOT / file, into / "mutants" / file)
     left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
             if status not in ("killed", "timeout")]
-    done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
-                          input="\n".join(left), text=True, capture_output=True, check=False)
-    fates = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
+    fates, to_run = [], left
+    while to_run:  # a mutant whose tests end their own process (mutmut's "segfault") ends this one
+        done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
+                              input="\n".join(to_run), text=True, capture_output=True, check=False)
+        ran = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
+        fates += ran
+        if len(ran) < len(to_run):
+            fates.append(f"RECHECK ended the tests' process: {to_run[len(ran)]}")
+        to_run = to_run[len(ran) + 1:]
     for line in fates:
         print("  " + line.removeprefix("RECHECK "))
     killed = sum(line.startswith("RECHECK killed") for line in fates)

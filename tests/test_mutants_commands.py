@@ -10,13 +10,14 @@ import sys
 import tempfile
 import threading
 import uuid
+from types import SimpleNamespace
 
 import psutil
 import pytest
 
 from plumbing import commands
 from plumbing.commands import run_pipeline
-from plumbing.platforms import linux, macos
+from plumbing.platforms import linux, macos, windows
 
 posix = pytest.mark.skipif(os.name != "posix", reason="runs POSIX programs (sleep)")
 
@@ -216,3 +217,231 @@ def test_on_linux_the_agent_adopts_its_commands_orphans_and_cannot_be_read_by_th
         assert agent_state() == (1, 0)
     finally:
         set_state(subreaper=1, dumpable=0)  # as the first command left it
+
+
+# -- the guard as data: each prctl(2) call, as the kernel gets it (issue 41: guards asserted where
+# they are built). The real process test above shows the state they leave; this one, the calls
+# themselves, which it cannot tell apart: Linux ignores prctl's unused arguments for these
+# options, and the capability bounding set only shrinks, once for the whole test process.
+class CLibrary:
+    """The C library as guard_the_agent uses it: each prctl call's arguments, recorded."""
+
+    def __init__(self) -> None:
+        self.calls = []
+
+    def prctl(self, *arguments) -> int:
+        self.calls.append(arguments)
+        return 0
+
+
+def test_on_linux_the_guard_makes_the_agent_a_subreaper_undumpable_and_drops_ptrace(
+        monkeypatch):
+    """The numbers from <linux/prctl.h> and <linux/capability.h>, written out: a constant
+    changed in commands.py fails here too. Every unused argument 0, as prctl(2) asks."""
+    c_library = CLibrary()
+    monkeypatch.setattr(commands, "libc", lambda: c_library)
+    commands.guard_the_agent(linux())
+    pr_set_child_subreaper, pr_set_dumpable, pr_capbset_drop, cap_sys_ptrace = 36, 4, 24, 19
+    assert c_library.calls == [(pr_set_child_subreaper, 1, 0, 0, 0), (pr_set_dumpable, 0, 0, 0, 0),
+                               (pr_capbset_drop, cap_sys_ptrace, 0, 0, 0)]
+
+
+@pytest.mark.parametrize("platform", [macos(), windows()], ids=["macos", "windows"])
+def test_where_there_is_no_subreaper_the_guard_calls_no_prctl(monkeypatch, platform):
+    c_library = CLibrary()
+    monkeypatch.setattr(commands, "libc", lambda: c_library)
+    commands.guard_the_agent(platform)
+    assert c_library.calls == []
+
+
+def test_without_a_c_library_the_guard_does_nothing_and_raises_nothing(monkeypatch):
+    monkeypatch.setattr(commands, "libc", lambda: None)
+    assert commands.guard_the_agent(linux()) is None
+
+
+# -- the clock's edges: time.monotonic() as the test sets it, and a command as the loop sees it,
+# so that "exactly at the deadline" is a moment the test chooses, not one it hopes to meet --
+class Clock:
+    """commands.time with a monotonic() that stands still until the test moves it."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class Command:
+    """A started command as wait_or_stop sees it (wait, poll): it ends when the test says."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()
+        self.ended_by_the_agent = False
+
+    def wait(self) -> int:
+        self.ended.wait(30)  # a failing test does not hang for ever
+        return 0
+
+    def poll(self) -> int | None:
+        return 0 if self.ended.is_set() else None
+
+
+class Looks:
+    """The command's output file, as wait_or_stop looks at it (its size, once a look): at the
+    end of look n the clock moves to `times[n]`; after the last, the command ends by itself."""
+
+    def __init__(self, clock: Clock, command: Command, times: list[float]) -> None:
+        self.clock, self.command, self.times = clock, command, times
+        self.file = tempfile.TemporaryFile()
+        self.count = 0
+
+    def fileno(self) -> int:
+        if self.count < len(self.times):
+            self.clock.now = self.times[self.count]
+        else:
+            self.command.ended.set()
+        self.count += 1
+        return self.file.fileno()
+
+
+def wait_with_the_clock(monkeypatch, times: list[float], timeout: float = 5):
+    """wait_or_stop on a command that ends after len(times) + 1 looks, the clock standing at 1000
+    for the first look and at times[n] for the next ones: (why it was stopped, the clock at each
+    note of what runs below the command, whether the agent ended the command)."""
+    clock, command, notes = Clock(), Command(), []
+    looks = Looks(clock, command, times)
+
+    def end_command(processes: list, tag: str, seen: dict) -> None:
+        command.ended_by_the_agent = True
+        command.ended.set()
+
+    monkeypatch.setattr(commands, "time", clock)
+    monkeypatch.setattr(commands, "note_descendants", lambda processes, seen:
+                        notes.append(clock.now))
+    monkeypatch.setattr(commands, "end_command", end_command)
+    with looks.file:
+        why_stopped = commands.wait_or_stop([command], looks, timeout, threading.Event(), 100,
+                                            "tag", linux())
+    return why_stopped, notes, command.ended_by_the_agent
+
+
+def test_a_command_that_ends_at_exactly_its_deadline_is_not_stopped(monkeypatch):
+    assert wait_with_the_clock(monkeypatch, [1005.0, 1005.0]) == ("", [1005.0], False)
+
+
+def test_a_command_still_running_a_moment_past_its_deadline_is_stopped(monkeypatch):
+    assert wait_with_the_clock(monkeypatch, [1005.001]) == (
+        "timed out after 5 s and was stopped", [1005.001], True)
+
+
+def test_what_runs_below_a_command_is_noted_once_each_note_pause_not_at_each_look(monkeypatch):
+    """Not at the start, not at exactly NOTE_PAUSE after it: at the first look past it; and then
+    not at the next look, which comes before another NOTE_PAUSE has passed."""
+    start, pause = 1000.0, commands.NOTE_PAUSE
+    why_stopped, notes, _ = wait_with_the_clock(
+        monkeypatch, [start + pause, start + pause + 0.01, start + pause + 0.02])
+    assert (why_stopped, notes) == ("", [start + pause + 0.01])
+
+
+def test_a_running_command_is_looked_at_soon_at_first_then_every_longest_pause(monkeypatch):
+    """Most commands end within milliseconds: the first looks come after 1, 2, 4, 8 and 16 ms;
+    a long command is then looked at every LONGEST_PAUSE (20 ms), which costs no CPU."""
+    pauses = []
+
+    class Waiter(threading.Thread):
+        def join(self, timeout: float | None = None) -> None:
+            pauses.append(timeout)
+            super().join(timeout)
+
+    monkeypatch.setattr(commands, "threading", SimpleNamespace(Thread=Waiter))
+    assert wait_with_the_clock(monkeypatch, [1000.0] * 6) == ("", [], False)
+    assert pauses[:7] == pytest.approx([0.001, 0.002, 0.004, 0.008, 0.016, 0.02, 0.02])
+
+
+class Ending:
+    """A killed process as end_processes and collect see it (psutil.Process): a stand-in, so
+    that the clock can stand where the test puts it while it is killed and waited for."""
+
+    def __init__(self, pid: int, statuses: list, clock: Clock | None = None,
+                 kill_takes: float = 0) -> None:
+        self.pid, self.statuses, self.clock, self.kill_takes = pid, statuses, clock, kill_takes
+        self.killed = False
+
+    def kill(self) -> None:
+        self.killed = True
+        self.clock.now += self.kill_takes
+
+    def status(self) -> str:
+        status = self.statuses[0] if len(self.statuses) == 1 else self.statuses.pop(0)
+        if status is psutil.NoSuchProcess:
+            raise psutil.NoSuchProcess(self.pid)
+        return status
+
+    def ppid(self) -> int:
+        return os.getppid()  # another process's child: a zombie is its parent's to collect
+
+
+def test_ending_a_tree_stops_looking_for_more_once_its_time_is_up(monkeypatch):
+    """The kills of the first look take exactly END_WAIT: no look comes after them, though the
+    command started another process meanwhile (a tree that keeps growing is ended within
+    END_WAIT, not chased for ever)."""
+    clock = Clock()
+    monkeypatch.setattr(commands, "time", clock)
+    first = Ending(1, [psutil.STATUS_RUNNING], clock, kill_takes=commands.END_WAIT)
+    second = Ending(2, [psutil.STATUS_RUNNING], clock)
+    looks = []
+
+    def find() -> list:
+        looks.append(clock.now)
+        return [first] if len(looks) == 1 else [first, second]
+
+    commands.end_processes(find)
+    assert (looks, first.killed, second.killed) == ([1000.0], True, False)
+
+
+def rounds_of_collect(monkeypatch, processes: list, deadline: float) -> tuple[list, float]:
+    """collect() with psutil's wait finding none gone (as for another's child) and taking its
+    whole timeout: the clock at each round's start, and at the end."""
+    clock, rounds = Clock(), []
+    for process in processes:
+        process.clock = clock
+
+    def wait_procs(waited: list, timeout: float) -> tuple[list, list]:
+        assert len(rounds) < 1000, "collect() still waits at its thousandth round"
+        rounds.append(clock.now)
+        clock.now += timeout
+        return [], list(waited)
+
+    monkeypatch.setattr(commands, "time", clock)
+    monkeypatch.setattr(commands.psutil, "wait_procs", wait_procs)
+    commands.collect(processes, deadline)
+    return rounds, clock.now
+
+
+def test_a_killed_process_of_another_parent_is_waited_for_until_it_is_dead(monkeypatch):
+    """Still running at the end of the first two rounds after its kill, a zombie (its own
+    parent's to collect) at the third's: the agent waits those three rounds, then no more."""
+    statuses = [psutil.STATUS_RUNNING, psutil.STATUS_RUNNING, psutil.STATUS_ZOMBIE]
+    rounds, _ = rounds_of_collect(monkeypatch, [Ending(1, statuses)], deadline=1002.0)
+    assert rounds == pytest.approx([1000.0, 1000.005, 1000.01])
+
+
+def test_a_killed_process_gone_meanwhile_is_not_waited_for(monkeypatch):
+    rounds, _ = rounds_of_collect(monkeypatch, [Ending(1, [psutil.NoSuchProcess])],
+                                  deadline=1002.0)
+    assert rounds == [1000.0]
+
+
+def test_waiting_for_killed_processes_ends_within_a_short_round_of_its_deadline(monkeypatch):
+    """A killed process that never dies (stuck in the kernel, say) holds the agent up to the
+    deadline, then at most one round of 5 ms past it."""
+    rounds, end = rounds_of_collect(monkeypatch, [Ending(1, [psutil.STATUS_RUNNING])],
+                                    deadline=1000.012)
+    assert rounds == pytest.approx([1000.0, 1000.005, 1000.01])
+    assert end == pytest.approx(1000.015)
+
+
+def test_with_the_clock_at_the_deadline_killed_processes_are_not_waited_for(monkeypatch):
+    rounds, _ = rounds_of_collect(monkeypatch, [Ending(1, [psutil.STATUS_RUNNING])],
+                                  deadline=1000.0)
+    assert rounds == []

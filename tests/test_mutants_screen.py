@@ -12,7 +12,18 @@ import anthropic
 import pytest
 from rich.console import Console
 
-from plumbing.screen import LIVE_LINES, PIPED_WIDTH, SPINNER_DELAY, Screen, result_line
+from plumbing.screen import (
+    LIVE_LINES,
+    PIPED_WIDTH,
+    REFRESHES_PER_SECOND,
+    SPINNER_DELAY,
+    THINKING_MARK,
+    ReportedUsage,
+    Screen,
+    result_line,
+    showable,
+    usage_line,
+)
 from tests.test_plumbing_screen import piped_screen, rendered, terminal_screen
 
 # -- a result's one line --
@@ -211,3 +222,141 @@ def test_the_spinner_is_drawn_dimmed_on_the_screens_terminal_cut_and_erased_when
     assert "from print()" not in drawn and "to stderr" not in drawn
     said = capsys.readouterr()
     assert said.out == "from print()\n" and said.err == "to stderr\n"
+
+
+# -- what the second run left: an alert, a note and the prompt's text on a terminal --
+def test_an_alert_on_a_terminal_is_bold_red_and_counts_as_output_for_the_spinner():
+    screen, shown = colour_screen(40)
+    screen.wait("waiting for the model")
+    try:
+        screen.since = screen.last_output = time.monotonic() - 5
+        before = time.monotonic()
+        screen.alert("error: the API answered 529")
+        assert "\n\x1b[1;31m[error: the API answered 529]\x1b[0m\n" in shown.getvalue()
+        assert screen.last_output >= before  # the spinner's silence starts again
+    finally:
+        screen.stop_live()
+
+
+def test_a_note_on_a_terminal_is_dimmed():
+    screen, shown = colour_screen(40)
+    screen.note("tokens: in 5, out 2", indent="  ")
+    assert shown.getvalue() == "\x1b[2m  [tokens: in 5, out 2]\x1b[0m\n"
+
+
+def test_the_prompts_text_on_a_terminal_is_written_as_it_is_and_counts_as_output():
+    screen, shown = colour_screen(40)
+    screen.write("\n")
+    screen.write("you> ")
+    assert shown.getvalue() == "\nyou> "
+    before = time.monotonic()
+    screen.write("x")
+    assert screen.last_output >= before  # the spinner's silence starts again
+
+
+# -- the live region: up while the agent waits on a terminal, down at the prompt, never in a pipe
+def test_the_live_region_is_up_while_waiting_down_at_the_prompt_and_never_in_a_pipe():
+    screen, _ = terminal_screen(no_color=True)
+    screen.wait("waiting for the model")
+    try:
+        assert screen.live is not None
+    finally:
+        screen.wait("")
+    assert screen.live is None
+    screen, _ = piped_screen()
+    screen.wait("waiting for the model")
+    assert screen.live is None and screen.waiting_for == "waiting for the model"
+
+
+# -- an alert ends what the reply had shown, once --
+def test_an_alert_mid_reply_on_a_terminal_prints_the_whole_reply_first():
+    screen, shown = terminal_screen(no_color=True)
+    screen.text("- first\n- second\n")  # fewer lines than LIVE_LINES: none printed yet
+    screen.alert("interrupted")
+    lines = [ANSI.sub("", line).rstrip() for line in shown.getvalue().splitlines()]
+    assert lines[-4:] == [" • first", " • second", "", "[interrupted]"]
+    assert screen.reply == ""
+
+
+def test_alerts_after_half_a_line_of_reply_end_that_line_once(capsys):
+    screen, shown = piped_screen()
+    screen.alert("before any reply")  # nothing to end: no empty line in the reply's stream
+    assert shown.getvalue() == ""
+    screen.text("I will now")
+    screen.alert("interrupted")
+    screen.alert("error: again")
+    assert shown.getvalue() == "I will now\n"
+    assert capsys.readouterr().err == "\n[before any reply]\n\n[interrupted]\n\n[error: again]\n"
+
+
+# -- a reply renders at the terminal's width, and the next reply streams as the first did --
+def test_a_reply_is_rendered_at_the_terminals_width():
+    screen, shown = terminal_screen(width=30, no_color=True)
+    screen.text("- one two three four five six seven eight nine ten eleven")
+    screen.print_stable_reply_lines(final=True)
+    assert [ANSI.sub("", line).rstrip() for line in shown.getvalue().splitlines()] == [
+        "", " • one two three four five six", "   seven eight nine ten eleven"]  # indented
+
+
+def test_the_next_reply_prints_its_stable_lines_once_a_tenth_of_a_second_has_passed():
+    screen, shown = terminal_screen(no_color=True)
+    screen.text("The first reply.")
+    screen.print_stable_reply_lines(final=True)
+    screen.reply_rendered_at = time.monotonic() - 0.15  # the last render, 0.15 s ago
+    screen.text("\n".join(f"- item {n}" for n in range(1, LIVE_LINES + 3)) + "\n")
+    printed = [ANSI.sub("", line).strip() for line in shown.getvalue().splitlines()]
+    assert printed[-2:] == ["• item 1", "• item 2"]  # all but the last LIVE_LINES
+    screen.stop_live()
+
+
+# -- usage: an input of 0 is a count, and a plain SDK usage has no estimate to compare --
+def test_an_input_counted_as_zero_is_shown_as_zero_against_what_was_sent():
+    usage = ReportedUsage(input_tokens=0, output_tokens=3, cache_creation_input_tokens=0,
+                          cache_read_input_tokens=0, sent_estimate=1_200)
+    assert usage_line(usage) == (
+        "tokens: in 0, out 3, cache write 0, cache read 0; the endpoint counted 0 input tokens of "
+        "about 1,200 sent: a partial count, or part of the request never reached the model")
+
+
+def test_a_usage_without_an_estimate_of_what_was_sent_makes_no_claim_about_it():
+    usage = anthropic.types.Usage(input_tokens=0, output_tokens=3)
+    assert usage_line(usage) == "tokens: in 0, out 3; no cache figures: the endpoint sent none"
+
+
+def test_a_stream_without_an_encoding_takes_any_character():
+    assert showable(f"{THINKING_MARK}日本語", object()) == f"{THINKING_MARK}日本語"
+
+
+def test_the_default_screen_wraps_a_long_thought_at_the_terminals_width(monkeypatch, capsys):
+    """Screen() makes its own console (the scripts' one): on a terminal, rich wraps thinking
+    at the width rather than leaving it to the terminal."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich: the output is a terminal
+    monkeypatch.setenv("COLUMNS", "30")
+    monkeypatch.setenv("NO_COLOR", "1")
+    screen = Screen()
+    screen.thinking("one two three four five six seven eight nine ten eleven twelve\n")
+    assert [ANSI.sub("", line) for line in capsys.readouterr().out.splitlines()] == [
+        f"{THINKING_MARK}one two three four five ", "six seven eight nine ten ", "eleven twelve"]
+
+
+def test_a_note_wider_than_the_terminal_wraps_whole_so_its_last_words_are_seen():
+    """What to do often ends a note (the setting to change): it is never cut at the edge."""
+    screen, shown = terminal_screen(width=30, no_color=True)
+    screen.note("the endpoint refused cache_control: set CACHE=off")
+    assert [ANSI.sub("", line).rstrip() for line in shown.getvalue().splitlines()] == [
+        "[the endpoint refused", "cache_control: set CACHE=off]"]
+
+
+def test_a_reply_streamed_in_many_pieces_is_rendered_ten_times_a_second_not_once_a_piece(
+    monkeypatch
+):
+    """Rendering the markdown so far costs more as the reply grows: done once a piece, a long
+    reply would take time quadratic in its length."""
+    screen, _ = terminal_screen(no_color=True)
+    renders = []
+    render = screen.rendered_reply
+    monkeypatch.setattr(screen, "rendered_reply", lambda reply: renders.append(1) or render(reply))
+    started = time.monotonic()
+    for number in range(200):
+        screen.text(f"word{number} ")
+    assert len(renders) <= (time.monotonic() - started) * REFRESHES_PER_SECOND + 1

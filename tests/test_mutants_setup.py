@@ -6,6 +6,7 @@ import argparse
 import io
 import os
 import sys
+import threading
 
 import anthropic
 import httpx2
@@ -13,6 +14,9 @@ import pytest
 from rich.console import Console
 
 import plumbing.setup
+from plumbing.budget import ROOM_NOTE
+from plumbing.model import BadReply
+from plumbing.replies import Refused, add_user_message, copy_history
 from plumbing.screen import Screen
 from plumbing.setup import (
     SERVER_ERROR_SHOWN,
@@ -21,6 +25,7 @@ from plumbing.setup import (
     in_effect,
     key_header,
     leave,
+    recover_from,
     retryable,
 )
 
@@ -160,12 +165,13 @@ def test_leave_takes_the_spinner_down_ends_what_was_started_and_exits_with_the_c
 
 
 # -- an API error in one line: the SDK's own errors, from the scripted API over HTTP --
-def failed_call(scripted_api, turns: list, retries: int) -> anthropic.APIStatusError:
+def failed_call(scripted_api, turns: list, retries: int,
+                max_tokens: int = 10) -> anthropic.APIStatusError:
     scripted_api.play({"turns": turns})
     client = anthropic.Anthropic(base_url=scripted_api.start(), api_key="k",
                                  max_retries=retries)
     with pytest.raises(anthropic.APIStatusError) as raised:
-        client.messages.create(model="claude-sonnet-5-5", max_tokens=10,
+        client.messages.create(model="claude-sonnet-5-5", max_tokens=max_tokens,
                                messages=[{"role": "user", "content": "Hi."}])
     return raised.value
 
@@ -190,3 +196,131 @@ def test_a_model_not_found_names_the_model_and_the_endpoint(scripted_api):
     url = f"http://{exc.request.url.netloc.decode()}"
     assert explain_api_error(exc) == (
         f"not found (404): is MODEL_ID=claude-sonnet-5-5 offered at {url}?")
+
+
+@pytest.mark.allow_violations
+@pytest.mark.parametrize(("message", "max_tokens"), [
+    ("max_tokens: must be at most 8192", 10_000),  # names the field, not the number sent
+    ("request (20,000 tokens) exceeds the available context size (16,384 tokens)", 20_000),
+])
+def test_a_refused_max_tokens_by_its_name_or_its_number_is_one_line_naming_the_setting(
+    scripted_api, message, max_tokens
+):
+    exc = failed_call(scripted_api, [{"error": {"status": 400, "message": message}}], 0,
+                      max_tokens=max_tokens)
+    assert explain_api_error(exc) == (
+        f"the endpoint refused max_tokens={max_tokens} (invalid_request_error: {message}): set "
+        "MAX_TOKENS lower, in the environment or .env (a local server's limit is its context "
+        "size)")
+
+
+MESSAGES_URL = "https://api.anthropic.com/v1/messages"
+
+
+def test_an_api_error_of_a_kind_not_listed_is_said_in_the_apis_own_words():
+    """The SDK raises APIResponseValidationError when a strict client reads a reply that is
+    off its schema: no row of API_ERRORS is about it, so the API's message is shown as is."""
+    response = httpx2.Response(200, request=httpx2.Request("POST", MESSAGES_URL))
+    exc = anthropic.APIResponseValidationError(response, None, message="Data off the schema.")
+    assert explain_api_error(exc) == "API error: Data off the schema."
+
+
+def test_a_server_error_of_claudes_own_api_is_not_blamed_on_a_gateway():
+    request = httpx2.Request("POST", MESSAGES_URL, headers={"x-stainless-retry-count": "2"})
+    body = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
+    exc = anthropic.InternalServerError(
+        "Internal server error", response=httpx2.Response(500, request=request, json=body),
+        body=body)
+    assert explain_api_error(exc) == (
+        "the API answered 500, still after 2 retries: api_error: Internal server error")
+
+
+def test_a_not_found_for_a_request_without_a_model_says_so_with_a_question_mark():
+    request = httpx2.Request("GET", "http://127.0.0.1:9/v1/models/claude-x")
+    exc = anthropic.NotFoundError("Not Found", response=httpx2.Response(404, request=request),
+                                  body=None)
+    assert explain_api_error(exc) == "not found (404): is MODEL_ID=? offered at http://127.0.0.1:9?"
+
+
+# -- recover_from: one line for each way a turn fails, and the history left valid --
+def history() -> list:
+    return [{"role": "user", "content": [{"type": "text", "text": "Read a.txt."}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read",
+                                               "input": {"path": "a.txt"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                          "content": "a" * 50}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "It says a."}]}]
+
+
+def recovered(exc: BaseException, messages: list, before: list, capsys) -> tuple[int, str]:
+    code = recover_from(exc, messages, before, piped_screen()[0], threading.Event())
+    return code, capsys.readouterr().err
+
+
+def test_a_reply_that_is_no_reply_is_named_and_the_conversation_kept(capsys):
+    messages = history()
+    messages.append({"role": "user", "content": [{"type": "text", "text": "And b.txt?"}]})
+    kept = copy_history(messages)
+    code, said = recovered(BadReply("the stream stopped before message_stop"), messages,
+                           history(), capsys)
+    assert (code, said) == (1, "\n[error: the stream stopped before message_stop; your "
+                               "conversation is kept]\n")
+    assert messages == kept
+
+
+def test_a_refusal_takes_the_exchange_out_and_says_what_to_do(capsys):
+    messages, before = history(), history()[:2]
+    code, said = recovered(Refused("the model declined to answer"), messages, before, capsys)
+    assert (code, said) == (1, "\n[the model declined to answer; this turn is taken out of the "
+                               "conversation, so it does not weigh on the next one: ask again "
+                               "differently, or ask something else]\n")
+    assert messages == before
+
+
+def test_a_bugs_long_error_is_cut_to_one_alert_that_says_its_length(capsys):
+    messages, before = history(), history()[:2]
+    code, said = recovered(RuntimeError("x" * 2_000), messages, before, capsys)
+    error = "RuntimeError: " + "x" * 2_000
+    mark = f"… [{len(error):,} characters in all]"
+    shown = error[:1_000 - len(mark)] + mark
+    assert said == f"\n[error: {shown}; this turn is not kept in the history]\n"
+    assert (code, messages) == (1, before)
+
+
+TOO_LONG = {"error": {"status": 400, "message": "prompt is too long: 30012 tokens > 25000 maximum"}}
+
+
+@pytest.mark.allow_violations
+def test_a_message_joined_to_a_stopped_turn_and_too_long_is_taken_back_with_its_size(
+    scripted_api, capsys
+):
+    """The last turn stopped on the user's side, so the new message joined that user message:
+    only the new text is measured and taken back, the stopped turn's own text stays."""
+    exc = failed_call(scripted_api, [TOO_LONG], 0)
+    before = history()[:3]  # the turn stopped after the tool result
+    messages = copy_history(before)
+    add_user_message(messages, "z" * 120)
+    code, said = recovered(exc, messages, before, capsys)
+    assert said == ("\n[error: your message is 120 characters, too long for the model's context "
+                    "window (invalid_request_error: prompt is too long: 30012 tokens > 25000 "
+                    "maximum); it is taken back and the conversation is as before: send a shorter "
+                    "one, or save the text in a file and ask for the parts you need]\n")
+    assert (code, messages) == (1, history()[:3])
+
+
+@pytest.mark.allow_violations
+def test_a_joined_turn_too_long_after_its_own_tool_call_makes_room_and_keeps_the_message(
+    scripted_api, capsys
+):
+    exc = failed_call(scripted_api, [TOO_LONG], 0)
+    before = history()[:3]
+    messages = copy_history(before)
+    add_user_message(messages, "Now b.txt.")
+    messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": "t2",
+                                                    "name": "read", "input": {"path": "b.txt"}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2",
+                                               "content": "b" * 50}]}]
+    code, said = recovered(exc, messages, before, capsys)
+    assert code == 1 and "the 1 oldest tool results were taken out of the history" in said
+    assert messages[2]["content"][1]["text"] == "Now b.txt."  # the message stays
+    assert messages[2]["content"][0]["content"] == ROOM_NOTE and len(messages) == 5
