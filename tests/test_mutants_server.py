@@ -12,7 +12,13 @@ from urllib.parse import urlsplit
 import anthropic
 import pytest
 
-from scripted.server import check_scenario, chunks, load_scenario
+from scripted.server import (
+    broken_stream_events,
+    check_scenario,
+    chunks,
+    load_scenario,
+    sse_events,
+)
 
 MODEL = "claude-sonnet-4-6"
 USER = {"role": "user", "content": "Hi."}
@@ -259,3 +265,79 @@ def test_only_a_scripted_error_waits_its_latency_and_a_refusal_goes_out_at_once(
     assert (refused.status, refused.latency) == (400, 0.0)
     missing, _ = scripted_api.answer("GET", "/v1/models", b"", headers)
     assert (missing.status, missing.latency) == (404, 0.0)
+
+
+# -- the stream as the API documents it, event by event --
+# https://platform.claude.com/docs/en/build-with-claude/streaming: each event's name is its
+# data's `type`; message_start holds the message with no content and no stop_reason yet, and its
+# usage with output_tokens 1; a content block is a start (a tool_use's with `input: {}`), its
+# deltas and a stop, each with the block's index; message_delta holds the stop_reason with
+# `stop_sequence: null` and the output count; message_stop ends it. SDK 2.x reads the data only
+# (it drops no event by its name), but other clients dispatch on the name.
+TOOLS = [{"name": "bash", "description": "Run a command.",
+          "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+
+
+def test_a_stream_of_thinking_text_and_a_tool_call_has_every_event_the_api_documents(
+    scripted_api,
+):
+    scripted_api.play({"turns": [{"thinking": "Plan it.", "text": "Listing.", "repeat": 2,
+                                  "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}]})
+    fields = {"max_tokens": 2000, "thinking": THINKING, "tools": TOOLS}
+    _, _, whole = raw_post(scripted_api.start(), request(**fields))
+    message = json.loads(whole)
+    _, _, raw = raw_post(scripted_api.start(), request(stream=True, **fields))
+    events = events_of(raw)
+    assert [(name, data.get("index")) for name, data in events] == [
+        ("message_start", None),
+        ("content_block_start", 0), ("content_block_delta", 0), ("content_block_delta", 0),
+        ("content_block_stop", 0),
+        ("content_block_start", 1), ("content_block_delta", 1), ("content_block_stop", 1),
+        ("content_block_start", 2), ("content_block_delta", 2), ("content_block_stop", 2),
+        ("message_delta", None), ("message_stop", None)]
+    assert all(data["type"] == name for name, data in events)
+    start = events[0][1]["message"]
+    usage = message["usage"]
+    assert start == {**message, "id": start["id"], "content": [], "stop_reason": None,
+                     "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
+    thinking, text, call = (data for name, data in events if name == "content_block_start")
+    assert thinking["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
+    assert text["content_block"] == {"type": "text", "text": ""}
+    streamed = {**message, "id": start["id"], "content": [
+        *message["content"][:2], {**message["content"][2], "id": call["content_block"]["id"]}]}
+    assert call["content_block"] == {**streamed["content"][2], "input": {}}
+    assert [data["delta"] for name, data in events if name == "content_block_delta"] == [
+        {"type": "thinking_delta", "thinking": "Plan it."},
+        {"type": "signature_delta", "signature": message["content"][0]["signature"]},
+        {"type": "text_delta", "text": "Listing."},
+        {"type": "input_json_delta", "partial_json": '{"command":"ls"}'}]
+    assert events[-2][1] == {"type": "message_delta", "usage": {"output_tokens": usage[
+        "output_tokens"]}, "delta": {"stop_reason": "tool_use", "stop_sequence": None}}
+    assert events[-1][1] == {"type": "message_stop"}
+    # what the server streams for a Claude row is what the functions give by default
+    assert sse_events(streamed) == events
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    assert broken_stream_events(streamed, error) == events[:6] + [("error", error)]
+
+
+def test_another_tool_choice_reads_the_cached_tools_and_system_but_not_the_messages(
+    scripted_api,
+):
+    """The docs' table of what invalidates the cache: changing tool_choice invalidates the
+    messages' cache, not the tools' nor the system's."""
+    scripted_api.play({"turns": [{"text": "One.", "repeat": 3}]})
+    system = [{"type": "text", "text": "Follow the house style of the project. " * 120,
+               "cache_control": {"type": "ephemeral"}}]
+
+    def usage(choice: str) -> dict:
+        body = request(system=system, tools=TOOLS, tool_choice={"type": choice},
+                       cache_control={"type": "ephemeral"})
+        return json.loads(raw_post(scripted_api.start(), body)[2])["usage"]
+
+    first, other, again = usage("auto"), usage("none"), usage("none")
+    assert first["cache_read_input_tokens"] == 0 and first["cache_creation_input_tokens"] > 1_024
+    assert 1_024 < other["cache_read_input_tokens"] < first["cache_creation_input_tokens"]
+    assert (other["cache_read_input_tokens"] + other["cache_creation_input_tokens"]
+            == first["cache_creation_input_tokens"])
+    assert again["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
