@@ -341,3 +341,77 @@ def test_another_tool_choice_reads_the_cached_tools_and_system_but_not_the_messa
     assert (other["cache_read_input_tokens"] + other["cache_creation_input_tokens"]
             == first["cache_creation_input_tokens"])
     assert again["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
+
+
+# -- a scenario's expectations and calls, checked against the request --
+
+
+def test_a_scenario_given_as_a_mapping_is_called_the_scenario_in_its_errors(scripted_api):
+    with pytest.raises(ValueError, match=r"^scenario: a scenario must be a mapping"):
+        scripted_api.play({"turns": {}})
+
+
+@pytest.mark.allow_violations  # every expectation fails, on purpose
+def test_each_failed_expectation_says_what_the_request_lacked(scripted_api):
+    scripted_api.play({"turns": [{"text": "Done.", "expect": {
+        "tool_result_contains": "b.txt", "tool_result_is_error": False,
+        "last_user_contains": "please", "system_contains": "house",
+        "tools": ["read_file", "bash"]}}]})
+    call = {"type": "tool_use", "id": "toolu_01", "name": "bash", "input": {"command": "ls"}}
+    messages = [USER, {"role": "assistant", "content": [call]}, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_01", "content": "a.txt"}]}]
+    status, _, raw = raw_post(scripted_api.start(), request(
+        messages=messages, system="Be brief.", tools=TOOLS))
+    said = ("turn 1: expect failed: no tool_result in the last user message contains 'b.txt'; "
+            "no matching tool_result has is_error=False; "
+            "the last user message does not contain 'please'; "
+            "the system prompt does not contain 'house'; "
+            "the declared tools are ['bash'], not ['bash', 'read_file']")
+    assert (status, scripted_api.problems) == (400, [said])
+    assert json.loads(raw)["error"]["message"] == said
+
+
+@pytest.mark.allow_violations  # a call to a tool the request did not declare
+def test_a_call_to_an_undeclared_tool_is_named_and_a_call_without_input_fits_any_object(
+    scripted_api,
+):
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "read_file", "input": {"path": "a"}},
+                                                 {"name": "bash"}]}]})
+    status, _, raw = raw_post(scripted_api.start(), request(tools=TOOLS))
+    assert status == 200
+    assert [block["input"] for block in json.loads(raw)["content"]] == [{"path": "a"}, {}]
+    assert scripted_api.problems == [
+        "turn 1: tool call 'read_file' is not among the declared tools ['bash']"]
+
+
+# -- the stand-in tokenizer and the prompt cache: what a block says, not how it is written --
+
+
+def test_a_block_written_with_its_keys_in_another_order_is_read_from_the_cache(scripted_api):
+    """The API parses the request: a block that came back from the SDK (`model_dump()` puts
+    `text` before `type`) is the same block as one written by hand."""
+    scripted_api.play({"turns": [{"text": "One.", "repeat": 2}]})
+    system = "Follow the house style of the project. " * 120
+    tool = {"input_schema": TOOLS[0]["input_schema"], "description": TOOLS[0]["description"],
+            "name": "bash"}
+    first = [{"role": "user", "content": [{"type": "text", "text": "First question."}]}]
+    again = [{"content": [{"text": "First question.", "type": "text"}], "role": "user"},
+             {"role": "assistant", "content": "One."}, {"role": "user", "content": "More."}]
+
+    def usage(messages: list, tools: list) -> dict:
+        body = request(messages=messages, system=system, tools=tools,
+                       cache_control={"type": "ephemeral"})
+        return json.loads(raw_post(scripted_api.start(), body)[2])["usage"]
+
+    written = usage(first, TOOLS)["cache_creation_input_tokens"]
+    assert written > 1_024
+    assert usage(again, [tool])["cache_read_input_tokens"] == written
+
+
+def test_a_japanese_character_counts_as_one_character_as_an_english_one(scripted_api):
+    scripted_api.play({"turns": [{"text": "One.", "repeat": 2}]})
+    counts = [
+        json.loads(raw_post(scripted_api.start(), request(messages=[
+            {"role": "user", "content": text * 400}]))[2])["usage"]["input_tokens"]
+        for text in ("a", "あ")]
+    assert counts[0] == counts[1] > 100
