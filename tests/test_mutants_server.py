@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 from urllib.parse import urlsplit
 
 import anthropic
@@ -17,6 +18,7 @@ from scripted.server import (
     check_scenario,
     chunks,
     load_scenario,
+    sign,
     sse_events,
 )
 
@@ -415,3 +417,65 @@ def test_a_japanese_character_counts_as_one_character_as_an_english_one(scripted
             {"role": "user", "content": text * 400}]))[2])["usage"]["input_tokens"]
         for text in ("a", "あ")]
     assert counts[0] == counts[1] > 100
+
+
+# -- what the handler answers --
+
+
+def test_a_tracks_ids_carry_its_tag_and_the_main_tracks_carry_none(scripted_api):
+    """Each track counts its own ids, so parallel subagents get the same ones in any order (the
+    server is the session's: the counts go on from the tests before)."""
+    call = {"name": "bash", "input": {"command": "ls"}}
+    scripted_api.play({"turns": [{"tool_calls": [call]}],
+                       "tracks": [{"match": "alpha", "turns": [{"tool_calls": [call, call]}]}]})
+    alpha, main = [json.loads(raw_post(scripted_api.start(), request(
+        tools=TOOLS, messages=[{"role": "user", "content": task}]))[2])
+        for task in ("The alpha task.", "The main task.")]
+    assert re.fullmatch(r"msg_01scriptedt2\d{4}", alpha["id"])
+    first, second = (block["id"] for block in alpha["content"])
+    assert re.fullmatch(r"toolu_01scriptedt2\d{4}", first)
+    assert int(second.removeprefix("toolu_01scriptedt2")) == int(first[-4:]) + 1
+    assert re.fullmatch(r"msg_01scripted\d{4}", main["id"])
+    assert re.fullmatch(r"toolu_01scripted\d{4}", main["content"][0]["id"])
+
+
+def test_a_reply_has_every_field_of_the_apis_message_and_no_other(scripted_api):
+    scripted_api.play({"turns": [{"text": "Hello.", "stop_reason": "max_tokens"}]})
+    reply = json.loads(raw_post(scripted_api.start(), request())[2])
+    assert re.fullmatch(r"msg_01scripted\d{4}", reply["id"])
+    assert reply == {"id": reply["id"], "type": "message", "role": "assistant", "model": MODEL,
+                     "content": [{"type": "text", "text": "Hello."}],
+                     "stop_reason": "max_tokens", "stop_sequence": None,
+                     "usage": reply["usage"]}
+    assert set(reply["usage"]) == {"input_tokens", "output_tokens",
+                                   "cache_creation_input_tokens", "cache_read_input_tokens"}
+
+
+def test_thinking_cut_at_max_tokens_has_an_empty_signature_and_one_that_ended_keeps_it(
+    scripted_api,
+):
+    """Cut off before its signature_delta came, the block a stream builds has signature "";
+    the reply without streaming is the same block."""
+    scripted_api.play({"turns": [{"thinking": "Half a thought", "stop_reason": "max_tokens"},
+                                 {"thinking": "A whole thought."}]})
+    client = anthropic.Anthropic(base_url=scripted_api.start(), api_key="k", max_retries=0)
+    fields = {"model": MODEL, "max_tokens": 2000, "thinking": THINKING, "messages": [USER]}
+    cut = json.loads(raw_post(scripted_api.start(), fields)[2])["content"]
+    assert cut == [{"type": "thinking", "thinking": "Half a thought", "signature": ""}]
+    with client.messages.stream(**fields) as stream:
+        whole = stream.get_final_message()
+    assert whole.stop_reason == "end_turn"
+    assert whole.content[0].signature == sign(MODEL, "A whole thought.")
+
+
+@pytest.mark.allow_violations  # an error event from a server that sends none
+def test_a_midstream_error_from_a_server_that_sends_no_error_events_is_a_problem(scripted_api):
+    scripted_api.play({"endpoint": "ollama", "turns": [
+        {"text": "half", "error": {"status": 500, "midstream": True}, "latency": 0.25}]})
+    body = request(model="qwen3-coder", stream=True)
+    reply, _ = scripted_api.answer("POST", "/v1/messages", json.dumps(body).encode(),
+                                   {"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    assert (reply.status, reply.latency, reply.stream) == (200, 0.25, True)
+    assert reply.error_event == {"type": "error", "error": {"type": "api_error",
+                                                            "message": ""}}
+    assert scripted_api.problems == ["turn 1: ollama sends no error events"]
