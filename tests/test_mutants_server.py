@@ -378,10 +378,11 @@ def test_a_call_to_an_undeclared_tool_is_named_and_a_call_without_input_fits_any
     scripted_api,
 ):
     scripted_api.play({"turns": [{"tool_calls": [{"name": "read_file", "input": {"path": "a"}},
-                                                 {"name": "bash"}]}]})
+                                                 {"name": "bash"}]}, {"text": "Done."}]})
     status, _, raw = raw_post(scripted_api.start(), request(tools=TOOLS))
     assert status == 200
     assert [block["input"] for block in json.loads(raw)["content"]] == [{"path": "a"}, {}]
+    raw_post(scripted_api.start(), request(tools=TOOLS))  # a turn with no problem keeps it
     assert scripted_api.problems == [
         "turn 1: tool call 'read_file' is not among the declared tools ['bash']"]
 
@@ -458,14 +459,13 @@ def test_thinking_cut_at_max_tokens_has_an_empty_signature_and_one_that_ended_ke
     the reply without streaming is the same block."""
     scripted_api.play({"turns": [{"thinking": "Half a thought", "stop_reason": "max_tokens"},
                                  {"thinking": "A whole thought."}]})
-    client = anthropic.Anthropic(base_url=scripted_api.start(), api_key="k", max_retries=0)
     fields = {"model": MODEL, "max_tokens": 2000, "thinking": THINKING, "messages": [USER]}
     cut = json.loads(raw_post(scripted_api.start(), fields)[2])["content"]
     assert cut == [{"type": "thinking", "thinking": "Half a thought", "signature": ""}]
-    with client.messages.stream(**fields) as stream:
-        whole = stream.get_final_message()
-    assert whole.stop_reason == "end_turn"
-    assert whole.content[0].signature == sign(MODEL, "A whole thought.")
+    events = events_of(raw_post(scripted_api.start(), {**fields, "stream": True})[2])
+    assert [data["delta"] for name, data in events if name == "content_block_delta"] == [
+        {"type": "thinking_delta", "thinking": "A whole thought."},
+        {"type": "signature_delta", "signature": sign(MODEL, "A whole thought.")}]
 
 
 @pytest.mark.allow_violations  # an error event from a server that sends none
@@ -479,3 +479,57 @@ def test_a_midstream_error_from_a_server_that_sends_no_error_events_is_a_problem
     assert reply.error_event == {"type": "error", "error": {"type": "api_error",
                                                             "message": ""}}
     assert scripted_api.problems == ["turn 1: ollama sends no error events"]
+
+
+HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+
+
+def test_an_error_without_latency_goes_out_at_once_and_a_broken_streams_id_is_its_tracks(
+    scripted_api,
+):
+    broken = {"text": "half", "error": {"status": 529, "midstream": True}}
+    scripted_api.play({"turns": [{"error": {"status": 500}}, broken],
+                       "tracks": [{"match": "alpha", "turns": [broken]}]})
+    replies = [scripted_api.answer("POST", "/v1/messages", json.dumps(request(
+        stream=True, messages=[{"role": "user", "content": task}])).encode(), HEADERS)[0]
+        for task in ("Main.", "Main.", "The alpha task.")]
+    assert [(reply.status, reply.latency) for reply in replies] == [(500, 0), (200, 0), (200, 0)]
+    assert re.fullmatch(r"msg_01scripted\d{4}", replies[1].body["id"])
+    assert re.fullmatch(r"msg_01scriptedt2\d{4}", replies[2].body["id"])
+
+
+def test_a_track_in_last_is_matched_by_the_last_user_message_the_others_by_the_first(
+    scripted_api,
+):
+    scripted_api.play({"turns": [{"text": "Main."}], "tracks": [
+        {"match": "summary", "in": "last", "turns": [{"text": "Summary."}]},
+        {"match": "alpha", "turns": [{"text": "Alpha."}]}]})
+
+    def answer(*said: str) -> str:
+        messages = [{"role": ("user", "assistant")[number % 2], "content": text}
+                    for number, text in enumerate(said)]
+        return json.loads(raw_post(scripted_api.start(), request(messages=messages))[2])[
+            "content"][0]["text"]
+
+    assert answer("Something else.") == "Main."  # no track matches, though each has turns
+    assert answer("The alpha task.", "On it.", "Write a summary.") == "Summary."
+    assert answer("The alpha task.", "On it.", "Go on.") == "Alpha."
+
+
+def test_a_reply_held_midway_has_sent_the_first_half_of_its_events_and_no_more(scripted_api):
+    scripted_api.play({"turns": [{"text": "x" * 40, "hold": "midway"}]})
+    where = urlsplit(scripted_api.start())
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    connection.request("POST", "/v1/messages", json.dumps(request(stream=True)).encode(),
+                       {**HEADERS, "content-type": "application/json"})
+    reply = connection.getresponse()
+    # eight events (start, block start, three deltas, block stop, message delta, stop): four
+    # come, then the server waits; a fifth read here would wait for release() (10 s timeout)
+    first = b"".join(reply.readline() for _ in range(4 * 3))
+    scripted_api.release()
+    rest = reply.read()
+    connection.close()
+    assert [name for name, _ in events_of(first)] == [
+        "message_start", "content_block_start", "content_block_delta", "content_block_delta"]
+    assert [name for name, _ in events_of(rest)] == [
+        "content_block_delta", "content_block_stop", "message_delta", "message_stop"]
