@@ -533,3 +533,13 @@ def test_a_reply_held_midway_has_sent_the_first_half_of_its_events_and_no_more(s
         "message_start", "content_block_start", "content_block_delta", "content_block_delta"]
     assert [name for name, _ in events_of(rest)] == [
         "content_block_delta", "content_block_stop", "message_delta", "message_stop"]
+
+
+@pytest.mark.allow_violations  # an expectation that fails, on purpose
+def test_a_problem_in_a_track_names_the_track_and_its_turn(scripted_api):
+    scripted_api.play({"turns": [], "tracks": [{"match": "alpha", "turns": [
+        {"text": "One."}, {"text": "Two.", "expect": {"last_user_contains": "please"}}]}]})
+    for _ in range(2):
+        raw_post(scripted_api.start(), request(messages=[{"role": "user", "content": "alpha"}]))
+    assert scripted_api.problems == ["track 'alpha', turn 2: expect failed: "
+                                     "the last user message does not contain 'please'"]
