@@ -15,7 +15,8 @@ Listed too, for the client to leave out: a name too long once prefixed, a schema
 valid JSON Schema, a second tool named echo; and one whose description is 5,000 characters.
 With --noisy it writes to stderr as it starts; with --array-schema it lists a tool whose schema
 is an array, which the SDK refuses for the whole list; with --stubborn it ignores SIGTERM and
-goes on running when its stdin closes, so that only a kill ends it.
+goes on running when its stdin closes, so that only a kill ends it; with --farewell FILE it writes
+FILE when its stdin closes, as a server that saves its work before it ends.
 """
 
 import json
@@ -121,6 +122,9 @@ def serve() -> None:
         message = json.loads(line)
         # A call runs in its own thread, so that a hanging one leaves the others answered.
         threading.Thread(target=reply, args=(message,), daemon=True).start()
+    if "--farewell" in sys.argv:
+        with open(sys.argv[sys.argv.index("--farewell") + 1], "w") as farewell:
+            farewell.write("my stdin closed: work saved")
     if "--stubborn" in sys.argv:
         threading.Event().wait()  # stdin closed: the client wants it gone, and it stays
 
