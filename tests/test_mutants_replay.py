@@ -397,6 +397,20 @@ def test_a_recorded_wait_before_a_retry_is_replayed_as_a_short_one(serve, record
     assert headers["retry-after-ms"] == "200" and "retry-after" not in headers
 
 
+def test_a_recorded_wait_in_milliseconds_goes_out_once_as_the_short_one(serve):
+    """Two retry-after-ms lines would reach the SDK as "20000, 200", which it cannot read."""
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    server = serve(exchange(1, ask("hi"), overloaded, 529, reply_headers={
+        "content-type": "application/json", "retry-after-ms": "20000"}))
+    where = urlsplit(server.url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    connection.request("POST", "/v1/messages", body=json.dumps(ask("hi")).encode(), headers=JSON)
+    reply = connection.getresponse()
+    reply.read()
+    connection.close()
+    assert reply.status == 529 and reply.headers.get_all("retry-after-ms") == ["200"]
+
+
 def test_a_stream_goes_out_event_by_event_as_recorded(serve):
     events = [{"at": 0.2, "event": "message_start", "data": {"type": "message_start",
                                                                "note": "日本"}},
