@@ -371,6 +371,23 @@ def test_a_later_step_is_let_out_at_once_when_the_order_is_given_up():
     assert turnstile.gone == [True, True] and turnstile.low == 2
 
 
+def test_a_step_held_back_past_the_stall_lets_only_those_before_it_through(monkeypatch):
+    """A recorded request the script never sends holds the later steps back until nothing has
+    gone out for STALL seconds; then those before the waiting step count as gone, not it."""
+    monkeypatch.setattr(replay, "STALL", 0.01)
+    steps = [exchange(number, ask(text), at=number) for number, text in enumerate("abc", 1)]
+    turnstile = Turnstile(Recording(header(), steps), max_pause=0)
+    done = threading.Event()
+
+    def wait_for_the_last_one() -> None:
+        turnstile.wait(2)
+        done.set()
+
+    threading.Thread(target=wait_for_the_last_one, daemon=True).start()
+    assert done.wait(5)
+    assert turnstile.gone == [True, True, False] and turnstile.low == 2
+
+
 # -- the replay server, over HTTP --
 
 
