@@ -462,6 +462,20 @@ def test_a_request_that_differs_and_every_one_after_it_get_an_error_the_sdk_read
     assert not server.ended_early
 
 
+def test_a_request_that_is_not_utf8_is_answered_as_one_that_differs(serve):
+    """Not the SDK's, but a client's bytes are read with U+FFFD for what is not UTF-8, and the
+    client gets the error and the diff, not a dropped connection."""
+    server = serve(exchange(1, ask("hi"), message("A")))
+    where = urlsplit(server.url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    connection.request("POST", "/v1/messages", body=b'{"model": "\xff"}', headers=JSON)
+    reply = connection.getresponse()
+    raw = reply.read()
+    connection.close()
+    assert reply.status == 400 and "differs from the recording" in raw.decode()
+    assert '+  "model": "\ufffd"' in server.difference.splitlines()
+
+
 def test_a_request_the_session_was_stopped_during_ends_the_recording(serve):
     server = serve(exchange(1, ask("hi"), status=0), exchange(2, ask("other"), message("B")))
     status, _, raw = post(server.url, ask("hi"))
