@@ -486,6 +486,15 @@ def test_a_request_the_session_was_stopped_during_ends_the_recording(serve):
     assert server.turnstile.low == len(server.turnstile.gone)  # nothing holds the others back
 
 
+def test_a_request_that_differs_after_the_recordings_end_is_said_to_differ(serve):
+    server = serve(exchange(1, ask("hi"), status=0), exchange(2, ask("other"), message("B")))
+    post(server.url, ask("hi"))
+    status, _, raw = post(server.url, ask("something else"))
+    assert status == 400 and json.loads(raw)["error"]["message"] == (
+        "replay: this request differs from the recording (the diff follows when the script ends)")
+    assert server.ended_early and server.difference.startswith("[replay stopped: request 2 ")
+
+
 def test_other_methods_and_a_request_without_a_body_are_matched_too(serve):
     models = {"data": [{"id": MODEL}]}
     server = serve(exchange(1, "", models, method="GET", path="/v1/models"))
