@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
@@ -239,6 +240,23 @@ def test_a_registry_out_of_reach_is_one_line_that_says_what_to_set(
     assert capsys.readouterr().err == f"docsgen.vendor: {message}\n"
 
 
+def test_a_registry_is_given_two_minutes_to_answer_then_given_up_on(
+        vendor_folder, monkeypatch):
+    waits = []  # the deadline each connection is opened with, seen on its way to the socket
+    create_connection = socket.create_connection
+
+    def connect(address, timeout, *rest):
+        waits.append(timeout)
+        return create_connection(address, timeout, *rest)
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    with registry({}) as (address, _):
+        monkeypatch.setenv("npm_config_registry", address)
+        with pytest.raises(vendor.VendorError):
+            vendor.fetch_mermaid()
+    assert waits == [120]
+
+
 def test_python_m_docsgen_vendor_says_where_the_copy_is(monkeypatch, capsys):
     monkeypatch.setattr(vendor, "MERMAID_JS", ROOT / "mkdocs.yml")  # a file that is there
     assert vendor.main() == 0
@@ -389,6 +407,19 @@ def test_the_commit_time_is_gits_and_none_outside_a_checkout(tmp_path, monkeypat
     assert build_command.commit_time() is None
 
 
+def test_git_is_given_30_seconds_to_say_the_commit_time(monkeypatch):
+    waits = []  # the deadline git is run with, seen on its way to subprocess
+    run = subprocess.run
+
+    def running(*args, **kwargs):
+        waits.append(kwargs.get("timeout"))
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", running)
+    assert build_command.commit_time().isdigit()
+    assert waits == [30]
+
+
 @pytest.fixture
 def recorded_build(monkeypatch) -> list:
     """build_site()'s heavy steps replaced by a note of each call: fetching mermaid, making
@@ -426,6 +457,17 @@ def test_an_offline_build_fetches_nothing_and_keeps_a_date_already_set(
     ]
 
 
+def fresh_root_logger(monkeypatch) -> None:
+    """The root logger as a fresh process has it (no handler, WARNING), for main() to configure;
+    as it was after the test. setLevel(), not the attribute: it also empties each logger's cache of
+    what it lets through, which an earlier test may have filled at INFO. (In the test's body:
+    pytest adds its own handler to the root logger after the fixtures.)"""
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # pytest's own, which basicConfig would keep
+    monkeypatch.setattr(root, "level", root.level)
+    root.setLevel(logging.WARNING)
+
+
 @pytest.mark.parametrize("error", [MkDocsException("v1.md: a broken link"),
                                    SnippetMissingError("no such file: x"),
                                    vendor.VendorError("could not fetch mermaid")])
@@ -438,9 +480,7 @@ def test_a_failed_build_is_one_line_and_exit_code_1(error, monkeypatch, capsys):
 
     monkeypatch.setattr(build_command, "build_site", failing)
     monkeypatch.setattr(sys, "argv", ["docsgen", "--site-dir", "built", "--offline"])
-    root = logging.getLogger()  # main()'s logging.basicConfig() is left for this test only
-    monkeypatch.setattr(root, "handlers", [])
-    monkeypatch.setattr(root, "level", logging.WARNING)
+    fresh_root_logger(monkeypatch)
     assert build_command.main() == 1
     assert capsys.readouterr().err == f"docs build failed: {error}\n"
     assert called == [(Path("built").resolve(), True)]
@@ -456,9 +496,7 @@ def test_a_build_that_works_exits_0_into_site_by_default_and_logs_as_mkdocs_does
 
     monkeypatch.setattr(build_command, "build_site", build_site)
     monkeypatch.setattr(sys, "argv", ["docsgen"])
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", [])  # pytest's own, which basicConfig would keep
-    monkeypatch.setattr(root, "level", logging.WARNING)  # a fresh process's: INFO not shown
+    fresh_root_logger(monkeypatch)
     assert build_command.main() == 0
     assert called == [(None, False)]
     assert capsys.readouterr().err == "INFO    - Documentation built in 0.1 seconds\n"
