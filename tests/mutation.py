@@ -674,15 +674,21 @@ def run(name: str, children: int) -> Counter:
 
 # Run in the run's mutants/ folder, one process for every mutant left: mutmut's trampolines read
 # MUTANT_UNDER_TEST at each call, so the same imported code takes each mutant in turn.
+# A mutant whose tests wait for ever ends the process after RECHECK_LIMIT seconds (faulthandler's
+# watchdog thread, which a hung main thread cannot hold up): mutmut would call it a timeout.
+RECHECK_LIMIT = 300
 RECHECK = """
-import os, sys
+import faulthandler, os, sys
 import pytest
 sys.path.insert(0, os.getcwd())
-files = sys.argv[1:]
+limit, files = int(sys.argv[1]), sys.argv[2:]
+watchdog_says = os.fdopen(os.dup(2), "w")  # the real stderr: pytest captures fd 2 in a test
 for name in sys.stdin.read().split():
     os.environ["MUTANT_UNDER_TEST"] = name
+    faulthandler.dump_traceback_later(limit, exit=True, file=watchdog_says)
     code = pytest.main([*files, "-q", "-x", "-p", "no:xdist", "-p", "no:randomly",
                         "-p", "no:cacheprovider"])
+    faulthandler.cancel_dump_traceback_later()
     print(f"RECHECK {'survived' if code == 0 else 'killed'}: {name}", file=sys.__stderr__)
 """
 
@@ -700,16 +706,18 @@ def recheck(name: str, files: list[str]) -> None:
             if status not in ("killed", "timeout")]
     fates, to_run = [], left
     while to_run:  # a mutant whose tests end their own process (mutmut's "segfault") ends this one
-        done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
-                              input="\n".join(to_run), text=True, capture_output=True, check=False)
+        done = subprocess.run([sys.executable, "-c", RECHECK, str(RECHECK_LIMIT), *files],
+                              cwd=into / "mutants", input="\n".join(to_run), text=True,
+                              capture_output=True, check=False)
         ran = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
         fates += ran
         if len(ran) < len(to_run):
-            fates.append(f"RECHECK ended the tests' process: {to_run[len(ran)]}")
+            ended = "timeout" if "Timeout (" in done.stderr else "ended the tests' process"
+            fates.append(f"RECHECK {ended}: {to_run[len(ran)]}")
         to_run = to_run[len(ran) + 1:]
     for line in fates:
         print("  " + line.removeprefix("RECHECK "))
-    killed = sum(line.startswith("RECHECK killed") for line in fates)
+    killed = sum(line.startswith(("RECHECK killed", "RECHECK timeout")) for line in fates)
     print(f"{name}: of {len(left)} left by the last run, {killed} killed by {', '.join(files)}")
 
 

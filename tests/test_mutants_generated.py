@@ -368,3 +368,116 @@ def test_a_demo_that_fails_stops_the_build_with_what_it_printed(monkeypatch):
     assert str(failed.value) == (
         "`python -m scripted.demo v2` exited with 3:\n"
         "Traceback: the scripted server refused the request\n")
+
+
+# -- what the run's survivors showed untested --
+
+
+def test_a_section_keeps_the_indent_of_its_first_line_and_a_leading_x(tmp_path):
+    script = tmp_path / "v1_basic.py"
+    script.write_text("# -- body -- inside a class\n\n    def run(self):\n        return 1  \n"
+                      "# -- names -- a constant\nX_LIMIT = 3\nMAX = 4X\n", encoding="utf-8")
+    assert script_sections(script) == {
+        "body": "    def run(self):\n        return 1  \n",  # indent and trailing spaces kept
+        "names": "X_LIMIT = 3\nMAX = 4X\n",
+    }
+
+
+def test_three_parallel_calls_each_come_right_before_their_status_line():
+    printed = (
+        '> Task {"description": "c"}\n'
+        '> Task {"description": "b"}\n'
+        '> Task {"description": "a"}\n'
+        "[explore] c … started\n"
+        "[explore] a … started\n"
+        "[explore] b … started\n"
+    )
+    assert steady(printed, ["a", "b", "c"]).splitlines() == [
+        '> Task {"description": "a"}', "[explore] a … started",
+        '> Task {"description": "b"}', "[explore] b … started",
+        '> Task {"description": "c"}', "[explore] c … started",
+    ]
+
+
+def test_a_description_with_a_bracket_in_it_still_finds_its_status_line():
+    printed = (
+        '> Task {"description": "read [docs] all"}\n'
+        '> Task {"description": "fix a] b"}\n'
+        "[explore] read [docs] all … started\n"
+        "[explore] fix a] b … started\n"
+    )
+    assert steady(printed, ["fix a] b", "read [docs] all"]).splitlines() == [
+        '> Task {"description": "fix a] b"}', "[explore] fix a] b … started",
+        '> Task {"description": "read [docs] all"}', "[explore] read [docs] all … started",
+    ]
+
+
+def test_a_recordings_order_reads_error_replies_and_a_prompt_among_other_blocks():
+    main_1 = exchange("default", "task", [("first", "P1"), ("second", "P2")])
+    overloaded = exchange("default", "task", status=529)
+    overloaded["reply"]["body"] = {"type": "error", "error": {"type": "overloaded_error"}}
+    first = exchange("P1", [{"type": "image", "source": {}}, {"type": "text", "text": "P1"}])
+    second = exchange("P2", "P2")
+    assert in_model_order([overloaded, main_1, second, first]) == [
+        overloaded, main_1, first, second]
+
+
+def test_only_a_task_call_starts_a_subagent_and_one_without_a_prompt_keeps_its_place():
+    main = exchange("default", "task", [("first", "P1")])
+    bash = {"type": "tool_use", "id": "b", "name": "bash", "input": {"command": "ls"}}
+    main["reply"]["body"]["content"].insert(1, bash)
+    blank = exchange("X", "")  # no Task call gave this prompt: it goes last
+    first = exchange("P1", "P1")
+    assert in_model_order([main, blank, first]) == [main, first, blank]
+    promptless = exchange("default", "task", [("first", "P1"), ("second", "P2")])
+    del promptless["reply"]["body"]["content"][1]["input"]["prompt"]
+    unnamed = exchange("X", "")  # the first call's, its prompt read as ""
+    second = exchange("P2", "P2")
+    assert in_model_order([promptless, second, unnamed]) == [promptless, unnamed, second]
+
+
+def test_a_demos_transcript_shows_parallel_calls_in_the_order_its_recording_made_them(
+        tmp_path, monkeypatch):
+    def parallel_demo(version, workdir, record, output, timeout, python):
+        calls = exchange("default", "task", [("zebra", "Pz"), ("alpha", "Pa")])
+        calls["size"] = len(calls["raw"])
+        record.write_text(json.dumps([calls]), encoding="utf-8")
+        output.write('> Task {"description": "alpha"}\n> Task {"description": "zebra"}\n'
+                     "[explore] alpha … started\n[explore] zebra … started\n")
+        return 0
+
+    monkeypatch.setattr(generated, "run_demo", parallel_demo)
+    transcript = demo_transcript("v3", tmp_path / "v3.json")
+    assert transcript.splitlines() == [
+        "$ python -m scripted.demo v3",
+        '> Task {"description": "zebra"}', "[explore] zebra … started",
+        '> Task {"description": "alpha"}', "[explore] alpha … started",
+    ]
+
+
+def test_a_pair_with_one_demo_missing_gets_its_card_without_tools_served_at_run_time(
+        monkeypatch):
+    versions = [version for version in demo_versions() if version != "v1"]
+
+    def run_demo(version, record, python):
+        record.write_text(json.dumps(demo_recording(version)), encoding="utf-8")
+        return f"$ python -m scripted.demo {version}\n"
+
+    def run_benchmarks(names, python):
+        if names == generated.MCP_BENCHMARK:
+            return {"mcp": "m", "mcp_table": "t\n"}
+        return {"hygiene": HYGIENE, "caching": "c", "compaction": "c", "compaction_table": "t\n"}
+
+    monkeypatch.setattr(generated, "demo_versions", lambda: versions)
+    monkeypatch.setattr(generated, "WarmPython", Warm)
+    monkeypatch.setattr(generated, "demo_transcript", run_demo)
+    monkeypatch.setattr(generated, "benchmark_figures", run_benchmarks)
+    monkeypatch.setattr(generated, "page_numbers", lambda *figures: {})
+    monkeypatch.setattr(generated, "what_changed",
+                        lambda old, new, sections, diff: Changes([], [], [], [], 1, 2))
+    files = generated.expected_files()
+    for language in ("en", "ja"):
+        first = files[GENERATED / "changes" / language / "v1-to-v2.html"]
+        assert "<code>v2_tool</code>" not in first  # no v1 demo to compare it with
+        assert "<code>v3_tool</code>" in files[GENERATED / "changes" / language / "v2-to-v3.html"]
+    assert transcript_path("v1") not in files and transcript_path("v2") in files

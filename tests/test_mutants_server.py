@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 from urllib.parse import urlsplit
 
 import anthropic
 import pytest
 
-from scripted.server import check_scenario, chunks, load_scenario
+from scripted.server import (
+    broken_stream_events,
+    check_scenario,
+    chunks,
+    load_scenario,
+    sign,
+    sse_events,
+)
 
 MODEL = "claude-sonnet-4-6"
 USER = {"role": "user", "content": "Hi."}
@@ -259,3 +267,279 @@ def test_only_a_scripted_error_waits_its_latency_and_a_refusal_goes_out_at_once(
     assert (refused.status, refused.latency) == (400, 0.0)
     missing, _ = scripted_api.answer("GET", "/v1/models", b"", headers)
     assert (missing.status, missing.latency) == (404, 0.0)
+
+
+# -- the stream as the API documents it, event by event --
+# https://platform.claude.com/docs/en/build-with-claude/streaming: each event's name is its
+# data's `type`; message_start holds the message with no content and no stop_reason yet, and its
+# usage with output_tokens 1; a content block is a start (a tool_use's with `input: {}`), its
+# deltas and a stop, each with the block's index; message_delta holds the stop_reason with
+# `stop_sequence: null` and the output count; message_stop ends it. SDK 2.x reads the data only
+# (it drops no event by its name), but other clients dispatch on the name.
+TOOLS = [{"name": "bash", "description": "Run a command.",
+          "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+
+
+def test_a_stream_of_thinking_text_and_a_tool_call_has_every_event_the_api_documents(
+    scripted_api,
+):
+    scripted_api.play({"turns": [{"thinking": "Plan it.", "text": "Listing.", "repeat": 2,
+                                  "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}]})
+    fields = {"max_tokens": 2000, "thinking": THINKING, "tools": TOOLS}
+    _, _, whole = raw_post(scripted_api.start(), request(**fields))
+    message = json.loads(whole)
+    _, _, raw = raw_post(scripted_api.start(), request(stream=True, **fields))
+    events = events_of(raw)
+    assert [(name, data.get("index")) for name, data in events] == [
+        ("message_start", None),
+        ("content_block_start", 0), ("content_block_delta", 0), ("content_block_delta", 0),
+        ("content_block_stop", 0),
+        ("content_block_start", 1), ("content_block_delta", 1), ("content_block_stop", 1),
+        ("content_block_start", 2), ("content_block_delta", 2), ("content_block_stop", 2),
+        ("message_delta", None), ("message_stop", None)]
+    assert all(data["type"] == name for name, data in events)
+    start = events[0][1]["message"]
+    usage = message["usage"]
+    assert start == {**message, "id": start["id"], "content": [], "stop_reason": None,
+                     "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
+    thinking, text, call = (data for name, data in events if name == "content_block_start")
+    assert thinking["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
+    assert text["content_block"] == {"type": "text", "text": ""}
+    streamed = {**message, "id": start["id"], "content": [
+        *message["content"][:2], {**message["content"][2], "id": call["content_block"]["id"]}]}
+    assert call["content_block"] == {**streamed["content"][2], "input": {}}
+    assert [data["delta"] for name, data in events if name == "content_block_delta"] == [
+        {"type": "thinking_delta", "thinking": "Plan it."},
+        {"type": "signature_delta", "signature": message["content"][0]["signature"]},
+        {"type": "text_delta", "text": "Listing."},
+        {"type": "input_json_delta", "partial_json": '{"command":"ls"}'}]
+    assert events[-2][1] == {"type": "message_delta", "usage": {"output_tokens": usage[
+        "output_tokens"]}, "delta": {"stop_reason": "tool_use", "stop_sequence": None}}
+    assert events[-1][1] == {"type": "message_stop"}
+    # what the server streams for a Claude row is what the functions give by default
+    assert sse_events(streamed) == events
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    assert broken_stream_events(streamed, error) == events[:6] + [("error", error)]
+
+
+def test_another_tool_choice_reads_the_cached_tools_and_system_but_not_the_messages(
+    scripted_api,
+):
+    """The docs' table of what invalidates the cache: changing tool_choice invalidates the
+    messages' cache, not the tools' nor the system's."""
+    scripted_api.play({"turns": [{"text": "One.", "repeat": 3}]})
+    system = [{"type": "text", "text": "Follow the house style of the project. " * 120,
+               "cache_control": {"type": "ephemeral"}}]
+
+    def usage(choice: str) -> dict:
+        body = request(system=system, tools=TOOLS, tool_choice={"type": choice},
+                       cache_control={"type": "ephemeral"})
+        return json.loads(raw_post(scripted_api.start(), body)[2])["usage"]
+
+    first, other, again = usage("auto"), usage("none"), usage("none")
+    assert first["cache_read_input_tokens"] == 0 and first["cache_creation_input_tokens"] > 1_024
+    assert 1_024 < other["cache_read_input_tokens"] < first["cache_creation_input_tokens"]
+    assert (other["cache_read_input_tokens"] + other["cache_creation_input_tokens"]
+            == first["cache_creation_input_tokens"])
+    assert again["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
+
+
+# -- a scenario's expectations and calls, checked against the request --
+
+
+def test_a_scenario_given_as_a_mapping_is_called_the_scenario_in_its_errors(scripted_api):
+    with pytest.raises(ValueError, match=r"^scenario: a scenario must be a mapping"):
+        scripted_api.play({"turns": {}})
+
+
+@pytest.mark.allow_violations  # every expectation fails, on purpose
+def test_each_failed_expectation_says_what_the_request_lacked(scripted_api):
+    scripted_api.play({"turns": [{"text": "Done.", "expect": {
+        "tool_result_contains": "b.txt", "tool_result_is_error": False,
+        "last_user_contains": "please", "system_contains": "house",
+        "tools": ["read_file", "bash"]}}]})
+    call = {"type": "tool_use", "id": "toolu_01", "name": "bash", "input": {"command": "ls"}}
+    messages = [USER, {"role": "assistant", "content": [call]}, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_01", "content": "a.txt"}]}]
+    status, _, raw = raw_post(scripted_api.start(), request(
+        messages=messages, system="Be brief.", tools=TOOLS))
+    said = ("turn 1: expect failed: no tool_result in the last user message contains 'b.txt'; "
+            "no matching tool_result has is_error=False; "
+            "the last user message does not contain 'please'; "
+            "the system prompt does not contain 'house'; "
+            "the declared tools are ['bash'], not ['bash', 'read_file']")
+    assert (status, scripted_api.problems) == (400, [said])
+    assert json.loads(raw)["error"]["message"] == said
+
+
+@pytest.mark.allow_violations  # a call to a tool the request did not declare
+def test_a_call_to_an_undeclared_tool_is_named_and_a_call_without_input_fits_any_object(
+    scripted_api,
+):
+    scripted_api.play({"turns": [{"tool_calls": [{"name": "read_file", "input": {"path": "a"}},
+                                                 {"name": "bash"}]}, {"text": "Done."}]})
+    status, _, raw = raw_post(scripted_api.start(), request(tools=TOOLS))
+    assert status == 200
+    assert [block["input"] for block in json.loads(raw)["content"]] == [{"path": "a"}, {}]
+    raw_post(scripted_api.start(), request(tools=TOOLS))  # a turn with no problem keeps it
+    assert scripted_api.problems == [
+        "turn 1: tool call 'read_file' is not among the declared tools ['bash']"]
+
+
+# -- the stand-in tokenizer and the prompt cache: what a block says, not how it is written --
+
+
+def test_a_block_written_with_its_keys_in_another_order_is_read_from_the_cache(scripted_api):
+    """The API parses the request: a block that came back from the SDK (`model_dump()` puts
+    `text` before `type`) is the same block as one written by hand."""
+    scripted_api.play({"turns": [{"text": "One.", "repeat": 2}]})
+    system = "Follow the house style of the project. " * 120
+    tool = {"input_schema": TOOLS[0]["input_schema"], "description": TOOLS[0]["description"],
+            "name": "bash"}
+    first = [{"role": "user", "content": [{"type": "text", "text": "First question."}]}]
+    again = [{"content": [{"text": "First question.", "type": "text"}], "role": "user"},
+             {"role": "assistant", "content": "One."}, {"role": "user", "content": "More."}]
+
+    def usage(messages: list, tools: list) -> dict:
+        body = request(messages=messages, system=system, tools=tools,
+                       cache_control={"type": "ephemeral"})
+        return json.loads(raw_post(scripted_api.start(), body)[2])["usage"]
+
+    written = usage(first, TOOLS)["cache_creation_input_tokens"]
+    assert written > 1_024
+    assert usage(again, [tool])["cache_read_input_tokens"] == written
+
+
+def test_a_japanese_character_counts_as_one_character_as_an_english_one(scripted_api):
+    scripted_api.play({"turns": [{"text": "One.", "repeat": 2}]})
+    counts = [
+        json.loads(raw_post(scripted_api.start(), request(messages=[
+            {"role": "user", "content": text * 400}]))[2])["usage"]["input_tokens"]
+        for text in ("a", "あ")]
+    assert counts[0] == counts[1] > 100
+
+
+# -- what the handler answers --
+
+
+def test_a_tracks_ids_carry_its_tag_and_the_main_tracks_carry_none(scripted_api):
+    """Each track counts its own ids, so parallel subagents get the same ones in any order (the
+    server is the session's: the counts go on from the tests before)."""
+    call = {"name": "bash", "input": {"command": "ls"}}
+    scripted_api.play({"turns": [{"tool_calls": [call]}],
+                       "tracks": [{"match": "alpha", "turns": [{"tool_calls": [call, call]}]}]})
+    alpha, main = [json.loads(raw_post(scripted_api.start(), request(
+        tools=TOOLS, messages=[{"role": "user", "content": task}]))[2])
+        for task in ("The alpha task.", "The main task.")]
+    assert re.fullmatch(r"msg_01scriptedt2\d{4}", alpha["id"])
+    first, second = (block["id"] for block in alpha["content"])
+    assert re.fullmatch(r"toolu_01scriptedt2\d{4}", first)
+    assert int(second.removeprefix("toolu_01scriptedt2")) == int(first[-4:]) + 1
+    assert re.fullmatch(r"msg_01scripted\d{4}", main["id"])
+    assert re.fullmatch(r"toolu_01scripted\d{4}", main["content"][0]["id"])
+
+
+def test_a_reply_has_every_field_of_the_apis_message_and_no_other(scripted_api):
+    scripted_api.play({"turns": [{"text": "Hello.", "stop_reason": "max_tokens"}]})
+    reply = json.loads(raw_post(scripted_api.start(), request())[2])
+    assert re.fullmatch(r"msg_01scripted\d{4}", reply["id"])
+    assert reply == {"id": reply["id"], "type": "message", "role": "assistant", "model": MODEL,
+                     "content": [{"type": "text", "text": "Hello."}],
+                     "stop_reason": "max_tokens", "stop_sequence": None,
+                     "usage": reply["usage"]}
+    assert set(reply["usage"]) == {"input_tokens", "output_tokens",
+                                   "cache_creation_input_tokens", "cache_read_input_tokens"}
+
+
+def test_thinking_cut_at_max_tokens_has_an_empty_signature_and_one_that_ended_keeps_it(
+    scripted_api,
+):
+    """Cut off before its signature_delta came, the block a stream builds has signature "";
+    the reply without streaming is the same block."""
+    scripted_api.play({"turns": [{"thinking": "Half a thought", "stop_reason": "max_tokens"},
+                                 {"thinking": "A whole thought."}]})
+    fields = {"model": MODEL, "max_tokens": 2000, "thinking": THINKING, "messages": [USER]}
+    cut = json.loads(raw_post(scripted_api.start(), fields)[2])["content"]
+    assert cut == [{"type": "thinking", "thinking": "Half a thought", "signature": ""}]
+    events = events_of(raw_post(scripted_api.start(), {**fields, "stream": True})[2])
+    assert [data["delta"] for name, data in events if name == "content_block_delta"] == [
+        {"type": "thinking_delta", "thinking": "A whole thought."},
+        {"type": "signature_delta", "signature": sign(MODEL, "A whole thought.")}]
+
+
+@pytest.mark.allow_violations  # an error event from a server that sends none
+def test_a_midstream_error_from_a_server_that_sends_no_error_events_is_a_problem(scripted_api):
+    scripted_api.play({"endpoint": "ollama", "turns": [
+        {"text": "half", "error": {"status": 500, "midstream": True}, "latency": 0.25}]})
+    body = request(model="qwen3-coder", stream=True)
+    reply, _ = scripted_api.answer("POST", "/v1/messages", json.dumps(body).encode(),
+                                   {"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    assert (reply.status, reply.latency, reply.stream) == (200, 0.25, True)
+    assert reply.error_event == {"type": "error", "error": {"type": "api_error",
+                                                            "message": ""}}
+    assert scripted_api.problems == ["turn 1: ollama sends no error events"]
+
+
+HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+
+
+def test_an_error_without_latency_goes_out_at_once_and_a_broken_streams_id_is_its_tracks(
+    scripted_api,
+):
+    broken = {"text": "half", "error": {"status": 529, "midstream": True}}
+    scripted_api.play({"turns": [{"error": {"status": 500}}, broken],
+                       "tracks": [{"match": "alpha", "turns": [broken]}]})
+    replies = [scripted_api.answer("POST", "/v1/messages", json.dumps(request(
+        stream=True, messages=[{"role": "user", "content": task}])).encode(), HEADERS)[0]
+        for task in ("Main.", "Main.", "The alpha task.")]
+    assert [(reply.status, reply.latency) for reply in replies] == [(500, 0), (200, 0), (200, 0)]
+    assert re.fullmatch(r"msg_01scripted\d{4}", replies[1].body["id"])
+    assert re.fullmatch(r"msg_01scriptedt2\d{4}", replies[2].body["id"])
+
+
+def test_a_track_in_last_is_matched_by_the_last_user_message_the_others_by_the_first(
+    scripted_api,
+):
+    scripted_api.play({"turns": [{"text": "Main."}], "tracks": [
+        {"match": "summary", "in": "last", "turns": [{"text": "Summary."}]},
+        {"match": "alpha", "turns": [{"text": "Alpha."}]}]})
+
+    def answer(*said: str) -> str:
+        messages = [{"role": ("user", "assistant")[number % 2], "content": text}
+                    for number, text in enumerate(said)]
+        return json.loads(raw_post(scripted_api.start(), request(messages=messages))[2])[
+            "content"][0]["text"]
+
+    assert answer("Something else.") == "Main."  # no track matches, though each has turns
+    assert answer("The alpha task.", "On it.", "Write a summary.") == "Summary."
+    assert answer("The alpha task.", "On it.", "Go on.") == "Alpha."
+
+
+def test_a_reply_held_midway_has_sent_the_first_half_of_its_events_and_no_more(scripted_api):
+    scripted_api.play({"turns": [{"text": "x" * 40, "hold": "midway"}]})
+    where = urlsplit(scripted_api.start())
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    connection.request("POST", "/v1/messages", json.dumps(request(stream=True)).encode(),
+                       {**HEADERS, "content-type": "application/json"})
+    reply = connection.getresponse()
+    # eight events (start, block start, three deltas, block stop, message delta, stop): four
+    # come, then the server waits; a fifth read here would wait for release() (10 s timeout)
+    first = b"".join(reply.readline() for _ in range(4 * 3))
+    scripted_api.release()
+    rest = reply.read()
+    connection.close()
+    assert [name for name, _ in events_of(first)] == [
+        "message_start", "content_block_start", "content_block_delta", "content_block_delta"]
+    assert [name for name, _ in events_of(rest)] == [
+        "content_block_delta", "content_block_stop", "message_delta", "message_stop"]
+
+
+@pytest.mark.allow_violations  # an expectation that fails, on purpose
+def test_a_problem_in_a_track_names_the_track_and_its_turn(scripted_api):
+    scripted_api.play({"turns": [], "tracks": [{"match": "alpha", "turns": [
+        {"text": "One."}, {"text": "Two.", "expect": {"last_user_contains": "please"}}]}]})
+    for _ in range(2):
+        raw_post(scripted_api.start(), request(messages=[{"role": "user", "content": "alpha"}]))
+    assert scripted_api.problems == ["track 'alpha', turn 2: expect failed: "
+                                     "the last user message does not contain 'please'"]
