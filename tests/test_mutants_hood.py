@@ -563,3 +563,118 @@ def test_the_demos_random_folder_is_masked_to_the_same_length(tmp_path):
     assert len(masked["raw"]) == len(recording[0]["raw"])
     assert {key: value for key, value in masked.items() if key != "raw"} == {
         key: value for key, value in recording[0].items() if key != "raw"}
+
+
+# -- what the page shows, character by character --
+
+BLOCKS = {"section", "p", "details", "summary", "div", "ol", "li", "pre", "figure"}
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+@pytest.mark.parametrize("part", ["", "first", "rest"])
+def test_the_page_holds_no_stray_text_between_its_parts(language, part):
+    section = fragment(RECORDING, language, part)
+    assert (section.text or "").strip() == ""
+    stray = [(element.tag, element.get("id"), element.tail) for element in section.iter()
+             if element.tag in BLOCKS and (element.tail or "").strip()]
+    assert stray == []
+
+
+def test_every_part_of_a_call_has_an_anchor_named_after_it_and_no_block_an_empty_one():
+    section = fragment(RECORDING)
+    ids = [element.get("id") for element in section.iter() if element.get("id") is not None]
+    assert "" not in ids
+    for label in ("1", "A1", "B1", "B2", "2", "3"):
+        assert {f"hood-v3-{label}-other", f"hood-v3-{label}-reply"} <= set(ids)
+    assert {"hood-v3-1-m0", "hood-v3-A1-m0", "hood-v3-B1-m0"} <= set(ids)
+    other = section.find(".//details[@id='hood-v3-1-other']")
+    assert json.loads(code_text(other)) == {"model": "claude-sonnet-5-5", "max_tokens": 1000}
+
+
+JAPANESE = [record("default", [{"role": "user", "content": "カートの合計を直して"}],
+                   reply([text("直しました。")]))]
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_message_and_a_reply_read_as_json_indented_by_two_with_japanese_as_written(language):
+    call = calls_of(fragment(JAPANESE, language))[0]
+    message = call.find(".//details[@id='hood-v3-1-m0']")
+    assert code_text(message) == (
+        '{\n  "role": "user",\n  "content": "カートの合計を直して"\n}')
+    answer = code_text(call.find(".//pre[@id='hood-v3-1-reply']"))
+    assert answer == json.dumps(JAPANESE[0]["reply"]["body"], indent=2, ensure_ascii=False)
+    assert '"text": "直しました。"' in answer
+
+
+# The SDK sends the reply back with each object's keys in its own order, not the server's.
+ECHOED = [
+    record("default", [{"role": "user", "content": TASK}],
+           reply([text("Looking.")], "tool_use")),
+    record("default", [{"role": "user", "content": TASK},
+                       {"content": [{"text": "Looking.", "type": "text"}], "role": "assistant"},
+                       {"role": "user", "content": "go on"}], reply([text("Done.")])),
+]
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_reply_sent_back_with_its_keys_in_another_order_points_back_to_it(language):
+    calls = calls_of(fragment(ECHOED, language))
+    assert LABELS[language]["messages"].format(count=3, new=1) in facts(calls[1])[1].split(" · ")
+    sent_back = calls[1].find(".//ol").findall("li")[1]
+    assert "hood-ref" in classes(sent_back)
+    assert sent_back.get("data-ref") == "hood-v3-1-reply"
+    assert sent_back.find("a").text == LABELS[language]["reply_to"].format(
+        LABELS[language]["call"].format("1"))
+
+
+RETRIED = [
+    record("default", [{"role": "user", "content": TASK}],
+           {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+           status=529),
+    record("default", [{"role": "user", "content": TASK}], reply([text("Fixed.")])),
+]
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_first_request_sent_again_after_an_error_is_no_summary_request(language):
+    section = fragment(RETRIED, language)
+    size = RETRIED[0]["size"]
+    assert summary_line(section) == LABELS[language]["summary"].format(
+        calls=2, first=size, last=size)
+    assert summary_requests(call_tree(RETRIED)) == []
+
+
+def bare(messages: list, answer: dict) -> dict:
+    """A request with no system prompt and no tools, as a session from Claude may hold."""
+    raw = json.dumps({"model": "claude-x", "max_tokens": 100, "messages": messages})
+    return {"track": "default", "size": len(raw), "raw": raw,
+            "reply": {"status": 200, "body": answer}}
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_request_without_a_system_prompt_or_tools_shows_them_empty(language):
+    words = LABELS[language]
+    call = calls_of(fragment([bare([{"role": "user", "content": "hi"}],
+                                   reply([text("hello")]))], language))[0]
+    system = own(call, "hood-system")
+    assert system.find("summary").text == " · ".join(
+        [words["system"], words["characters"].format(0), words["new"]])
+    assert "hood-text" in classes(system.find("pre")) and code_text(system) == ""
+    tools = own(call, "hood-tools")
+    assert tools.find("summary").text == f"{words['tools']}:  · {words['new']}"
+    assert code_text(tools) == "[]"
+
+
+def test_a_tool_other_than_task_with_the_same_prompt_starts_no_subagent():
+    fetch = {"type": "tool_use", "id": "toolu_fetch", "name": "WebFetch",
+             "input": {"url": "https://example.com", "prompt": FIND}}
+    recording = [
+        record("default", [{"role": "user", "content": TASK}],
+               reply([fetch, task("toolu_find", "find the test", FIND)], "tool_use")),
+        record(FIND, [{"role": "user", "content": FIND}], reply([text("found")]),
+               system=SUB_SYSTEM, tools=TOOLS[:1]),
+    ]
+    [subagent] = [element for element in fragment(recording).iter("details")
+                  if "hood-subagent" in classes(element)]
+    assert subagent.get("data-task") == "toolu_find"
+    assert subagent.find("summary").text.startswith("Subagent A (explore): find the test · ")
