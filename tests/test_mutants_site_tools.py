@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
@@ -63,6 +64,15 @@ def fetch(address: str, method: str = "GET") -> tuple[int, str, dict]:
         return error.code, error.read().decode("utf-8"), dict(error.headers)
 
 
+def fetch_with_header(address: str, name: str, value: str) -> tuple[int, str, dict]:
+    request = urllib.request.Request(address, headers={name: value})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode("utf-8"), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8"), dict(error.headers)
+
+
 def test_the_published_root_is_the_path_of_mkdocs_site_url():
     assert published_root() == "/how-coding-agents-work/"
 
@@ -87,6 +97,9 @@ def test_a_served_site_answers_under_its_published_path_and_404s_in_the_addresss
             urllib.request.urlopen(urllib.request.Request(base, method="POST"), timeout=10)
         except urllib.error.HTTPError as error:
             assert (error.code, error.reason) == (501, "Unsupported method ('POST')")
+        status, body, _ = fetch_with_header(base, "X-Long", "x" * 70_000)
+        assert status == 431  # and its explanation, which the 404 page has no room for
+        assert "got more than 65536 bytes when reading header line" in body
     assert capfd.readouterr().err == ""  # no line per request
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(base, timeout=5)  # stopped with the block
@@ -134,7 +147,7 @@ def registry(files: dict[str, bytes]):
 @pytest.fixture
 def vendor_folder(tmp_path, monkeypatch) -> Path:
     """vendor.py's folder moved here, so a test never writes the project's .vendor/."""
-    folder = tmp_path / "mermaid"
+    folder = tmp_path / ".vendor" / "mermaid"  # .vendor/ not there yet, as in a fresh clone
     monkeypatch.setattr(vendor, "VENDOR", folder)
     monkeypatch.setattr(vendor, "MERMAID_JS", folder / "mermaid.min.js")
     return folder
@@ -154,6 +167,9 @@ def test_the_tarball_comes_from_the_npm_registry_or_the_one_set(monkeypatch):
     assert vendor.tarball_url() == "http://mirror.example/npm/mermaid/-/mermaid-11.12.3.tgz"
     monkeypatch.setenv("npm_config_registry", "")
     assert vendor.tarball_url().startswith("https://registry.npmjs.org/mermaid/")
+    # only the slash goes: a mirror's own path is kept to its last letter
+    monkeypatch.setenv("npm_config_registry", "http://mirror.example/npm-X/")
+    assert vendor.tarball_url() == "http://mirror.example/npm-X/mermaid/-/mermaid-11.12.3.tgz"
 
 
 def test_the_integrity_string_is_npms():
@@ -177,6 +193,21 @@ def test_mermaid_is_fetched_once_checked_and_only_its_two_files_kept(vendor_fold
             "package/dist/mermaid.min.js"]
         vendor.fetch_mermaid()  # there already: nothing fetched
         assert asked == [TARBALL_PATH]
+
+
+def test_a_fetch_cut_off_before_mermaid_min_js_is_finished_the_next_time(
+        vendor_folder, monkeypatch):
+    data = tarball(PACKAGE)
+    monkeypatch.setattr(vendor, "MERMAID_INTEGRITY", vendor.integrity_of(data))
+    vendor_folder.mkdir(parents=True)  # the LICENSE came, then the fetch was stopped
+    (vendor_folder / "LICENSE").write_bytes(PACKAGE["package/LICENSE"])
+    (vendor_folder / ".mermaid.min.js.partial").write_bytes(b"window.merm")
+    with registry({TARBALL_PATH: data}) as (address, asked):
+        monkeypatch.setenv("npm_config_registry", address)
+        vendor.fetch_mermaid()
+    assert asked == [TARBALL_PATH]
+    assert (vendor_folder / "mermaid.min.js").read_bytes() == PACKAGE[
+        "package/dist/mermaid.min.js"]
 
 
 def test_a_tarball_that_does_not_match_the_pin_is_refused_and_nothing_kept(
@@ -209,6 +240,23 @@ def test_a_registry_out_of_reach_is_one_line_that_says_what_to_set(
     assert capsys.readouterr().err == f"docsgen.vendor: {message}\n"
 
 
+def test_a_registry_is_given_two_minutes_to_answer_then_given_up_on(
+        vendor_folder, monkeypatch):
+    waits = []  # the deadline each connection is opened with, seen on its way to the socket
+    create_connection = socket.create_connection
+
+    def connect(address, timeout, *rest):
+        waits.append(timeout)
+        return create_connection(address, timeout, *rest)
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    with registry({}) as (address, _):
+        monkeypatch.setenv("npm_config_registry", address)
+        with pytest.raises(vendor.VendorError):
+            vendor.fetch_mermaid()
+    assert waits == [120]
+
+
 def test_python_m_docsgen_vendor_says_where_the_copy_is(monkeypatch, capsys):
     monkeypatch.setattr(vendor, "MERMAID_JS", ROOT / "mkdocs.yml")  # a file that is there
     assert vendor.main() == 0
@@ -221,8 +269,9 @@ def test_python_m_docsgen_vendor_says_where_the_copy_is(monkeypatch, capsys):
 def test_a_plain_mkdocs_build_is_refused_and_serve_is_not(monkeypatch):
     monkeypatch.delenv(hooks.BUILT_BY_DOCSGEN, raising=False)
     for command in ("build", "gh-deploy"):
-        with pytest.raises(Abort, match=r"build the site with `python -m docsgen`: .* would "
-                                        r"delete site/ja\)"):
+        with pytest.raises(Abort, match=r"^build the site with `python -m docsgen`: it makes the"
+                                        r" generated pages first and builds both languages \(a "
+                                        r"plain `mkdocs build` would delete site/ja\)$"):
             hooks.on_startup(command, dirty=False)
     assert hooks.on_startup("serve", dirty=False) is None
     monkeypatch.setenv(hooks.BUILT_BY_DOCSGEN, "1")
@@ -352,6 +401,23 @@ def test_the_commit_time_is_gits_and_none_outside_a_checkout(tmp_path, monkeypat
     assert build_command.commit_time() is None
     monkeypatch.setenv("PATH", str(tmp_path))  # no git at all
     assert build_command.commit_time() is None
+    git = tmp_path / "git"  # a git that fails after printing something is not believed
+    git.write_text("#!/bin/sh\necho 1700000000\nexit 128\n", encoding="utf-8")
+    git.chmod(0o755)
+    assert build_command.commit_time() is None
+
+
+def test_git_is_given_30_seconds_to_say_the_commit_time(monkeypatch):
+    waits = []  # the deadline git is run with, seen on its way to subprocess
+    run = subprocess.run
+
+    def running(*args, **kwargs):
+        waits.append(kwargs.get("timeout"))
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", running)
+    assert build_command.commit_time().isdigit()
+    assert waits == [30]
 
 
 @pytest.fixture
@@ -391,6 +457,17 @@ def test_an_offline_build_fetches_nothing_and_keeps_a_date_already_set(
     ]
 
 
+def fresh_root_logger(monkeypatch) -> None:
+    """The root logger as a fresh process has it (no handler, WARNING), for main() to configure;
+    as it was after the test. setLevel(), not the attribute: it also empties each logger's cache of
+    what it lets through, which an earlier test may have filled at INFO. (In the test's body:
+    pytest adds its own handler to the root logger after the fixtures.)"""
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # pytest's own, which basicConfig would keep
+    monkeypatch.setattr(root, "level", root.level)
+    root.setLevel(logging.WARNING)
+
+
 @pytest.mark.parametrize("error", [MkDocsException("v1.md: a broken link"),
                                    SnippetMissingError("no such file: x"),
                                    vendor.VendorError("could not fetch mermaid")])
@@ -403,6 +480,7 @@ def test_a_failed_build_is_one_line_and_exit_code_1(error, monkeypatch, capsys):
 
     monkeypatch.setattr(build_command, "build_site", failing)
     monkeypatch.setattr(sys, "argv", ["docsgen", "--site-dir", "built", "--offline"])
+    fresh_root_logger(monkeypatch)
     assert build_command.main() == 1
     assert capsys.readouterr().err == f"docs build failed: {error}\n"
     assert called == [(Path("built").resolve(), True)]
@@ -418,9 +496,7 @@ def test_a_build_that_works_exits_0_into_site_by_default_and_logs_as_mkdocs_does
 
     monkeypatch.setattr(build_command, "build_site", build_site)
     monkeypatch.setattr(sys, "argv", ["docsgen"])
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", [])  # pytest's own, which basicConfig would keep
-    monkeypatch.setattr(root, "level", root.level)
+    fresh_root_logger(monkeypatch)
     assert build_command.main() == 0
     assert called == [(None, False)]
     assert capsys.readouterr().err == "INFO    - Documentation built in 0.1 seconds\n"
@@ -449,8 +525,12 @@ def test_each_command_says_what_it_does_in_its_help(monkeypatch, capsys):
     for command, name, words in [
         (screenshots.main, "screenshots", ["Screenshots of the pages, both languages, on a "
                                            "desktop and on a phone, for a review by eye.",
+                                           '--page PAGE a page, e.g. "v3/" (default: all)',
+                                           "--width {desktop,phone} default: both",
                                            "--figures also each diagram and chart"]),
         (build_command.main, "docsgen", ["Build the docs site, both languages, strictly.",
+                                         "--site-dir SITE_DIR build into this folder instead "
+                                         "of site/",
                                          "--offline do not fetch mermaid if missing"]),
     ]:
         monkeypatch.setattr(sys, "argv", [name, "--help"])
@@ -572,8 +652,9 @@ def test_screenshots_take_each_page_and_width_in_both_languages_from_the_served_
 def test_screenshots_take_every_page_at_both_widths_by_default(
         small_site, tmp_path, monkeypatch, capsys):
     browser = browser_in_place_of_playwright(monkeypatch)
-    monkeypatch.setattr(screenshots.shutil, "which",
-                        lambda name: "/usr/bin/chromium-browser" if name != "chromium" else None)
+    monkeypatch.setattr(screenshots.shutil, "which",  # Ubuntu's name for it, and only that
+                        lambda name: "/usr/bin/chromium-browser"
+                        if name == "chromium-browser" else None)
     monkeypatch.setattr(sys, "argv", ["screenshots", "--site-dir", str(small_site), "--out",
                                       str(tmp_path / "shots")])
     assert screenshots.main() == 0
@@ -601,6 +682,8 @@ def test_screenshots_read_site_and_write_screenshots_of_the_project_by_default(
     monkeypatch.setattr(sys, "argv", ["screenshots", "--page", "", "--out", str(deeper),
                                       "--width", "phone"])
     assert screenshots.main() == 0
+    assert capsys.readouterr().out.endswith(f"2 screenshots in {deeper}\n")
+    assert screenshots.main() == 0  # again, into the folder the first run made: taken anew
     assert capsys.readouterr().out.endswith(f"2 screenshots in {deeper}\n")
     monkeypatch.setattr(sys, "argv", ["screenshots", "--width", "tablet"])
     with pytest.raises(SystemExit):
