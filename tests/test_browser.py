@@ -39,6 +39,9 @@ class OfflineTab:
         self.blocked_hosts: set[str] = set()
         self.errors: list[str] = []
         self.context.on("requestfailed", self._note_if_blocked)
+        # a wait that is met returns at once; the limit only bounds a failure, and at load 9 (a
+        # rehearsal beside a mutation run) the Japanese search's waits outlasted the default 30 s
+        self.context.set_default_timeout(90_000)
         self.page = self.context.new_page()
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
 
