@@ -56,3 +56,15 @@ def no_loop_marked_running(request: pytest.FixtureRequest):
     asyncio._set_running_loop(None)
     yield
     asyncio._set_running_loop(running)
+
+
+@pytest.fixture
+def help_shown(capsys):
+    """What a command's `main(["--help"])` prints, on one line whatever the terminal's width; the
+    command must exit with 0."""
+    def shown(main) -> str:
+        with pytest.raises(SystemExit) as helped:
+            main(["--help"])
+        assert helped.value.code == 0
+        return " ".join(capsys.readouterr().out.split())
+    return shown

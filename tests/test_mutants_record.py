@@ -494,11 +494,8 @@ def test_the_command_line_reads_messages_from_a_pipe_when_no_task_is_given(
     assert args[3] is None and args[6] == "one\ntwo\n"
 
 
-def test_the_command_lines_help_says_each_choice_and_its_default(capsys):
-    with pytest.raises(SystemExit) as helped:
-        record.main(["--help"])
-    assert helped.value.code == 0
-    shown = " ".join(capsys.readouterr().out.split())  # as wide as the terminal is
+def test_the_command_lines_help_says_each_choice_and_its_default(help_shown):
+    shown = help_shown(record.main)
     assert shown.startswith("usage: python -m scripted.record [-h] [--workdir WORKDIR] ")
     assert ("Record a session with Claude once, to replay it later offline, with no key and no "
             "network.") in shown

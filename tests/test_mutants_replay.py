@@ -687,11 +687,8 @@ def test_check_fails_if_any_file_fails_and_says_so_for_each(tmp_path, capsys):
     assert "--check" in capsys.readouterr().err
 
 
-def test_the_check_commands_help_says_what_it_does_and_how_to_replay(capsys):
-    with pytest.raises(SystemExit) as helped:
-        replay.main(["--help"])
-    assert helped.value.code == 0
-    shown = " ".join(capsys.readouterr().out.split())  # as wide as the terminal is
+def test_the_check_commands_help_says_what_it_does_and_how_to_replay(help_shown):
+    shown = help_shown(replay.main)
     assert shown.startswith("usage: python -m scripted.replay [-h] --check files [files ...] ")
     assert ("Replay a recorded session offline: the same screen, no key, no network; and check "
             "our rules.") in shown
