@@ -596,7 +596,8 @@ def mutmut_settings(target: dict, into: Path) -> str:
         f"source_paths = {quoted(target['files'])}",
         f"also_copy = {quoted(others)}",
         f"pytest_add_cli_args_test_selection = {quoted(target['tests'])}",
-        'pytest_add_cli_args = ["-p", "no:xdist", "-p", "no:randomly", "-q"]',
+        'pytest_add_cli_args = ["-p", "no:xdist", "-p", "no:randomly",'
+        ' "-p", "tests.mutation_watchdog", "-q"]',
         "use_git_change_detection = false",
     ]
     return "\n".join(lines) + "\n"
