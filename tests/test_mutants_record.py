@@ -7,13 +7,16 @@ made here with the real SDK or urllib as the client and the scripted server as t
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import json
 import os
 import signal
 import socket
 import sys
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import anthropic
@@ -25,6 +28,7 @@ from scripted.record import (
     KEY_REMOVED,
     EventReader,
     Exchange,
+    LoopbackServer,
     RecordingProxy,
     as_piped_input,
     folder_files,
@@ -105,6 +109,8 @@ def test_a_streamed_reply_passes_through_whole_and_every_event_is_kept(proxy, sc
     assert "".join(deltas) == "Hello from upstream."
     times = [exchange.at, exchange.reply_at, *(event["at"] for event in exchange.events)]
     assert times == sorted(times) and all(round(at, 3) == at for at in times)
+    # seconds since the proxy began, to the millisecond: not whole seconds, not the machine's clock
+    assert times[-1] < 60 and not all(at == int(at) for at in times)
 
 
 def test_a_plain_reply_and_an_error_reply_are_passed_on_and_kept_as_bodies(proxy, scripted_api):
@@ -141,7 +147,8 @@ def test_the_proxy_passes_on_the_path_and_headers_but_not_those_of_the_connectio
     request = urllib.request.Request(proxy.url + "/v1/messages?beta=true", body, headers)
     with urllib.request.urlopen(request) as reply:
         assert reply.status == 200 and json.loads(reply.read())["content"][0]["text"] == "Hi."
-        assert reply.headers["server"].startswith("recording-proxy")  # the proxy's own
+        [server] = reply.headers.get_all("server")  # the proxy's own, not the upstream's too
+        assert server.startswith("recording-proxy")
         assert reply.headers.get_all("date") is not None and len(reply.headers.get_all("date")) == 1
         assert reply.headers["content-length"] is not None
     upstream = scripted_api.requests[0].headers
@@ -197,6 +204,107 @@ def test_an_upstream_that_does_not_answer_is_a_502_that_names_it():
     assert exchange.status == 502 and exchange.reply_body == failed.value.body
     assert exchange.reply_headers == {"content-type": "application/json"}
     assert exchange.reply_at >= exchange.at
+
+
+class GatewayHandler(BaseHTTPRequestHandler):
+    def answer(self) -> None:
+        owner = self.server.owner
+        owner.seen.append((self.command, self.path,
+                           self.rfile.read(int(self.headers.get("content-length") or 0))))
+        owner.arrived.set()
+        owner.release.wait(30)  # set from the start, unless the test holds the reply back
+        self.send_response_only(200)  # no date or server line but those it is given
+        for name, value in owner.headers:
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(owner.body)))
+        self.end_headers()
+        self.wfile.write(owner.body)
+
+    do_GET = do_POST = do_DELETE = answer
+
+    def log_message(self, format: str, *args) -> None:
+        pass
+
+
+class Gateway(LoopbackServer):
+    """An upstream that is not the Messages API itself, as a gateway or a broken server may be:
+    it keeps each request's method, path and body, and answers with the headers and bytes it is
+    given."""
+
+    handler = GatewayHandler
+
+    def __init__(self, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.headers, self.body, self.seen = headers, body, []
+        self.arrived, self.release = threading.Event(), threading.Event()
+        self.release.set()
+
+
+def proxied(upstream: str, method: str, path: str, body: bytes | None = None):
+    recorder = RecordingProxy(upstream, set())
+    url = recorder.start()
+    try:
+        request = urllib.request.Request(url + path, body, method=method)
+        with urllib.request.urlopen(request) as reply:
+            return recorder, reply.status, reply.headers, reply.read()
+    finally:
+        recorder.stop()
+
+
+def test_an_upstream_under_a_path_gets_each_request_there_with_its_own_method():
+    """A base URL may have a path of its own (a gateway's /anthropic/), with or without a last
+    slash; a DELETE and a POST without a body are still a DELETE and a POST."""
+    gateway = Gateway([("content-type", "application/json")], b"{}")
+    base = gateway.start()
+    try:
+        proxied(base + "/gateway/", "DELETE", "/v1/files/file_1")
+        proxied(base + "/gateway", "POST", "/v1/messages/count_tokens", b"")
+    finally:
+        gateway.stop()
+    assert gateway.seen == [("DELETE", "/gateway/v1/files/file_1", b""),
+                            ("POST", "/gateway/v1/messages/count_tokens", b"")]
+
+
+def test_bytes_that_are_not_utf8_and_a_reply_without_a_content_type_pass_as_they_came():
+    latin1 = '{"text": "caf\xe9"}'.encode("latin-1")
+    gateway = Gateway([("server", "gateway/1.0"), ("x-gateway", "yes")], latin1)
+    base = gateway.start()
+    try:
+        recorder, status, headers, body = proxied(base, "POST", "/v1/messages", latin1)
+    finally:
+        gateway.stop()
+    assert gateway.seen == [("POST", "/v1/messages", latin1)]
+    assert (status, body, headers["x-gateway"]) == (200, latin1, "yes")
+    [server] = headers.get_all("server")
+    assert server.startswith("recording-proxy")
+    [exchange] = recorder.exchanges
+    assert exchange.body == exchange.reply_body == {"text": "caf\ufffd"}
+    assert exchange.reply_headers == {} and exchange.events == []
+
+
+def test_servers_started_together_each_have_a_port_and_a_stopped_one_is_gone_at_once():
+    """stop() does not wait for a reply still to come (a script stopped half-way, an upstream
+    that is slow): the recording is written when the script ends, whatever it left open."""
+    gateway = Gateway([("content-type", "application/json")], b"{}")
+    gateway.release.clear()
+    first = RecordingProxy(gateway.start(), set())
+    second = RecordingProxy("http://127.0.0.1:9", set())
+    ports = [int(server.start().rpartition(":")[2]) for server in (first, second)]
+    assert ports[0] != ports[1]
+    request = urllib.request.Request(f"http://127.0.0.1:{ports[0]}/v1/messages", b"{}")
+    threading.Thread(target=lambda: urllib.request.urlopen(request).close(), daemon=True).start()
+    stopped = threading.Event()
+    try:
+        assert gateway.arrived.wait(10)  # the proxy is in the middle of relaying it
+        threading.Thread(target=lambda: (first.stop(), stopped.set()), daemon=True).start()
+        assert stopped.wait(10), "stop() waited for a reply that had not come"
+    finally:
+        gateway.release.set()
+        gateway.stop()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", ports[0]))
+    socket.create_connection(("127.0.0.1", ports[1])).close()  # the other one still serves
+    second.stop()
+    LoopbackServer().stop()  # one never started stops too
 
 
 def test_a_key_sent_on_the_wire_is_learnt_as_sent_and_without_bearer():
@@ -297,18 +405,22 @@ def test_messages_typed_at_a_terminal_come_back_oldest_first_as_a_pipe_gives_the
 
 def test_the_file_holds_the_exchanges_in_order_and_no_key_even_inside_a_longer_one(tmp_path):
     short, longer = "sk-short-1234", "sk-short-1234-and-more"
-    first = exchange(1, {}, {"text": f"keys {longer} and {short}, 日本"})
+    # and one inside another that sorts before it: removed first, it would leave "team-a-"
+    token, team_token = "tok-98765432", "team-a-tok-98765432"
+    first = exchange(1, {}, {"text": f"keys {longer} and {short}, {team_token} 日本"})
     second = exchange(2, {}, {"text": "second"})
     second.status, second.reply_at, second.reply_headers = 200, 1.5, {"request-id": "r"}
     second.events = [{"at": 1.6, "event": "ping", "data": {}}]
     first.reply_body = {"ok": True}
     out = tmp_path / "session.jsonl"
-    write_recording(out, {"kind": "header", "note": "h"}, [second, first], {short, longer})
+    write_recording(out, {"kind": "header", "note": "h"}, [second, first],
+                    {short, longer, token, team_token})
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [(line["kind"], line.get("exchange")) for line in lines] == [
         ("header", None), ("request", 1), ("reply", 1), ("body", 1),
         ("request", 2), ("reply", 2), ("event", 2)]
-    assert lines[1]["body"]["text"] == f"keys {KEY_REMOVED} and {KEY_REMOVED}, 日本"
+    assert lines[1]["body"]["text"] == (f"keys {KEY_REMOVED} and {KEY_REMOVED}, {KEY_REMOVED} "
+                                        "日本")
     assert lines[2] == {"kind": "reply", "exchange": 1, "at": 0.0, "status": 0, "headers": {}}
     assert lines[3] == {"kind": "body", "exchange": 1, "data": {"ok": True}}
     assert lines[5] == {"kind": "reply", "exchange": 2, "at": 1.5, "status": 200,
@@ -349,6 +461,27 @@ def test_the_script_runs_as_a_child_with_its_arguments_and_input_and_ctrl_c_is_i
     assert out.read_text() == "['--workdir', 'w', 'task'] 'typed\\n' yes\n"
     assert signal.getsignal(signal.SIGINT) == before  # the recorder's own handler is back
     assert record.ignore_interrupt(signal.SIGINT, None) is None  # Ctrl-C does not stop it
+
+
+def test_with_nothing_typed_for_it_the_script_reads_the_recorders_own_input(tmp_path):
+    """Recording an interactive session: the script reads the terminal the recorder was started
+    at (here a pipe put in its place), not an empty input that would end it at once."""
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import sys\nsys.exit(0 if sys.stdin.read() == 'at the terminal\\n' else 5)\n",
+        encoding="utf-8")
+    reading, writing = os.pipe()
+    os.write(writing, b"at the terminal\n")
+    os.close(writing)
+    saved = os.dup(0)
+    os.dup2(reading, 0)
+    try:
+        code = record.run_script(script, [], dict(os.environ), None)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(reading)
+    assert code == 0
 
 
 class Sender:
@@ -403,6 +536,46 @@ def test_a_session_is_written_with_a_header_that_says_what_it_was(scripted_api, 
     assert said[-1] == (f"[recorded 1 requests to {out}; replay it offline with: "
                         f"python -m scripted.demo --replay {out}]")
     assert len(said) == 2
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["folder-kept", "folder-too-big"])
+def test_the_recorders_lines_reach_a_pipe_as_printed_in_order_with_the_scripts_own(
+    scripted_api, tmp_path, monkeypatch, kept
+):
+    """Piped (`... | tee log`), print() keeps lines back until its buffer fills; the script,
+    another process, writes to the same pipe at once. Each of the recorder's lines must go out
+    as it is printed, or it would come after the script's output, or only when the recorder
+    ends."""
+    scripted_api.play({"turns": [{"text": "Hi."}]})
+    if not kept:  # then a line says so, and it goes out at once too
+        monkeypatch.setattr(record, "FOLDER_FILE_LIMIT", 1)
+    work = tmp_path / "work"
+    write(work, {"a.txt": b"1", "b.txt": b"2"})
+    screen = open(tmp_path / "screen.txt", "wb")
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(screen, encoding="utf-8"))
+
+    def script(path: Path, args: list[str], env: dict, typed: str | None) -> int:
+        Sender()(path, args, env, typed)
+        os.write(screen.fileno(), b"the script's own line\n")  # as a child process writes
+        return 0
+
+    out = tmp_path / "session.jsonl"
+    record.record_session("v1", out, work, "hi", scripted_api.start(),
+                          {**os.environ, "ANTHROPIC_API_KEY": KEY}, run=script)
+    shown = (tmp_path / "screen.txt").read_text(encoding="utf-8")  # print()'s buffer not flushed
+    assert shown.splitlines() == [
+        f"[recording to {out}: the file will hold this conversation, the files of {work} and "
+        "all the tools showed of them. The API key is left out; before you share the file, read "
+        "it for secrets, personal data and paths you would rather keep]",
+        *([] if kept else [
+            f"[record: {work} is too big to keep in the file; replay with --workdir pointing at "
+            "a copy of the folder as it is now]"]),
+        "the script's own line",
+        f"[recorded 1 requests to {out}; replay it offline with: python -m scripted.demo "
+        f"--replay {out}]",
+    ]
+    monkeypatch.undo()
+    screen.close()
 
 
 def test_messages_typed_at_a_terminal_are_read_back_from_the_prompts_history(
