@@ -235,18 +235,25 @@ def test_the_work_folder_is_masked_longest_spelling_first():
     live = {"text": "wrote /private/tmp/w/a.py"}
     assert comparable(live, ["/tmp/w", "/private/tmp/w"]) == comparable(recorded,
                                                                         ["/srv/recorded"])
+    # a diff shows it so
+    assert json.loads(comparable(live, ["/tmp/w", "/private/tmp/w"])) == {
+        "text": "wrote <workdir>/a.py"}
     assert comparable(live, ["/tmp/w"]) != comparable(recorded, ["/srv/recorded"])
 
 
-@pytest.mark.parametrize(("recorded", "live"), [
-    ("built 2026-11-24T10:31:02.123+09:00", "built 2027-01-02 08:00"),
-    ("took until 10:31:02.5 today", "took until 9:00:59 today"),
-    ("dated 2026-11-24", "dated 1999-12-31"),
-    ("commands run with bash on Linux.", "commands run with PowerShell on Windows."),
-    ("commands run with sh on macOS.", "commands run with bash on Linux."),
+@pytest.mark.parametrize(("recorded", "live", "shown"), [
+    ("built 2026-11-24T10:31:02.123+09:00", "built 2027-01-02 08:00", "built <time>"),
+    ("took until 10:31:02.5 today", "took until 9:00:59 today", "took until <time> today"),
+    ("dated 2026-11-24", "dated 1999-12-31", "dated <time>"),
+    ("commands run with bash on Linux.", "commands run with PowerShell on Windows.",
+     "commands run with <shell> on <OS>."),
+    ("commands run with sh on macOS.", "commands run with bash on Linux.",
+     "commands run with <shell> on <OS>."),
 ])
-def test_clock_times_dates_and_the_shell_the_model_is_told_of_are_masked(recorded, live):
+def test_clock_times_dates_and_the_shell_the_model_is_told_of_are_masked(recorded, live, shown):
+    """Masked alike, and shown in a diff by what they stand for."""
     assert comparable({"t": live}, []) == comparable({"t": recorded}, [])
+    assert json.loads(comparable({"t": live}, [])) == {"t": shown}
 
 
 def test_a_time_without_seconds_and_a_number_are_left_as_they_are():
@@ -258,10 +265,10 @@ def test_a_time_without_seconds_and_a_number_are_left_as_they_are():
 
 def test_ids_are_numbered_where_they_first_appear_and_a_text_of_lines_is_a_list_of_them():
     body = {"a": "toolu_01X", "b": ["msg_9", "toolu_01X", "req_1", "srvtoolu_5"],
-            "text": "one\ntwo", "not_an_id": "toolu_01X and more"}
+            "text": "line one\nline two", "not_an_id": "toolu_01X and more"}
     assert json.loads(comparable(body, [])) == {
         "a": "<id 1>", "b": ["<id 2>", "<id 1>", "<id 3>", "<id 4>"],
-        "text": ["one", "two"], "not_an_id": "toolu_01X and more"}
+        "text": ["line one", "line two"], "not_an_id": "toolu_01X and more"}
 
 
 def test_a_request_without_messages_belongs_to_no_conversation():
