@@ -236,21 +236,24 @@ class Playback:
                         self.waiting.remove(exchange)
                         return exchange, ""
             expected = same[0] if same else (self.waiting[0] if self.waiting else None)
-        return None, self.difference(expected, live)
+        return None, self.difference(expected, f"{method} {path}", live)
 
-    def difference(self, expected: Exchange | None, live: str) -> str:
+    def difference(self, expected: Exchange | None, request: str, live: str) -> str:
+        """`request`: the method and path, the diff's first line, so that a request to another
+        endpoint shows what changed even when its body is the same."""
         if expected is None:
             shown = live.splitlines()
             more = [f"... ({len(shown) - LONGEST_SHOWN} more lines)"]
             lines = shown[:LONGEST_SHOWN] + (more if len(shown) > LONGEST_SHOWN else [])
             return (
                 "[replay stopped: the recording has no more requests, and the script sent "
-                "another one]\n" + "\n".join(lines)
+                "another one]\n" + "\n".join([request, *lines])
             )
-        recorded = self.recorded[expected.number].splitlines()
+        recorded = [f"{expected.method} {expected.path}",
+                    *self.recorded[expected.number].splitlines()]
         diff = difflib.unified_diff(
             recorded,
-            live.splitlines(),
+            [request, *live.splitlines()],
             f"recorded request {expected.number}",
             "this script's request",
             n=DIFF_CONTEXT,

@@ -288,11 +288,15 @@ def test_a_request_of_a_known_conversation_to_another_path_differs_from_that_con
     playback = Playback(Recording(header(), [main, other]), Path("/live"))
     found, difference = playback.claim("POST", "/v1/messages/count_tokens", ask("subagent prompt"))
     assert found is None
-    # the same body to another path: the request the conversation has next is named
-    assert difference == (
-        "[replay stopped: request 2 of the recording differs from what the script sent]\n")
+    # the same body to another path: the request the conversation has next is named, and the
+    # diff's first line is what differs
+    assert difference.splitlines()[:6] == [
+        "[replay stopped: request 2 of the recording differs from what the script sent]",
+        "--- recorded request 2", "+++ this script's request", "@@ -1,4 +1,4 @@",
+        "-POST /v1/messages", "+POST /v1/messages/count_tokens"]
     found, difference = playback.claim("GET", "/v1/messages", ask("subagent prompt"))
     assert found is None and "request 2 of the recording differs" in difference
+    assert ["-POST /v1/messages", "+GET /v1/messages"] == difference.splitlines()[4:6]
     assert [waiting.number for waiting in playback.waiting] == [1, 2]
     found, difference = playback.claim("POST", "/v1/messages", ask("subagent prompt"))
     assert (found, difference) == (other, "")
@@ -307,11 +311,11 @@ def test_a_request_of_an_unknown_conversation_is_shown_against_the_next_recorded
     lines = difference.splitlines()
     assert lines[:4] == ["[replay stopped: request 1 of the recording differs from what the "
                          "script sent]", "--- recorded request 1", "+++ this script's request",
-                         "@@ -2,7 +2,7 @@"]
+                         "@@ -3,7 +3,7 @@"]
     assert '-      "content": "task",' in lines and '+      "content": "another task",' in lines
     # three lines of context on each side of the change, no more
     changed = lines.index('-      "content": "task",')
-    assert lines[changed - 4].startswith("@@ -2,7 +2,7 @@") and lines[changed + 4] == "   ],"
+    assert lines[changed - 4].startswith("@@ -3,7 +3,7 @@") and lines[changed + 4] == "   ],"
     assert len(lines) == changed + 5
 
 
@@ -319,14 +323,15 @@ def test_a_request_after_the_last_recorded_one_is_shown_whole_up_to_sixty_lines(
     playback = Playback(Recording(header(), []), Path("/live"))
     _, short = playback.claim("POST", "/v1/messages", {"model": MODEL})
     assert short == ("[replay stopped: the recording has no more requests, and the script sent "
-                     "another one]\n{\n  \"model\": \"claude-sonnet-5-5\"\n}")
+                     "another one]\nPOST /v1/messages\n{\n  \"model\": \"claude-sonnet-5-5\"\n}")
     sixty = {f"k{number:02d}": number for number in range(58)}  # 60 lines with the braces
-    _, whole = playback.claim("POST", "/v1/messages", sixty)
-    assert len(whole.splitlines()) == 61 and "more lines" not in whole
+    _, whole = playback.claim("POST", "/v1/messages/count_tokens", sixty)
+    assert len(whole.splitlines()) == 62 and "more lines" not in whole
+    assert whole.splitlines()[1] == "POST /v1/messages/count_tokens"
     long = {f"k{number:02d}": number for number in range(60)}  # 62 lines
     _, cut = playback.claim("POST", "/v1/messages", long)
     shown = cut.splitlines()
-    assert len(shown) == 62 and shown[-2] == '  "k58": 58,' and shown[-1] == "... (2 more lines)"
+    assert len(shown) == 63 and shown[-2] == '  "k58": 58,' and shown[-1] == "... (2 more lines)"
 
 
 # -- the recorded order --
