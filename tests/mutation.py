@@ -220,6 +220,13 @@ TARGETS = {
         "files": ["docsgen/changes.py"],
         "tests": ["tests/test_generators.py"],
     },
+    "claims": {
+        "files": ["docsgen/claims.py"],
+        # the tests that build the site check every page's claims too, but a build per mutant
+        # is minutes: the rest check each claim, table and row rule on pages made for them
+        "tests": tests_in("tests/test_claims.py",
+                          ("figures_of_the_build", "planted_drift", "build_stops_on_a_false")),
+    },
     "workshop": {
         "files": ["workshop/reference.py"],
         # how a solution is built from its diffs; the exercises' own checks are the targets
