@@ -225,7 +225,8 @@ TARGETS = {
         # the tests that build the site check every page's claims too, but a build per mutant
         # is minutes: the rest check each claim, table and row rule on pages made for them
         "tests": tests_in("tests/test_claims.py",
-                          ("figures_of_the_build", "planted_drift", "build_stops_on_a_false")),
+                          ("figures_of_the_build", "planted_drift", "build_stops_on_a_false"))
+        + ["tests/test_mutants_claims.py"],
     },
     "workshop": {
         "files": ["workshop/reference.py"],
