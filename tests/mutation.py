@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from scripted import SCRIPTS
+from tests.mutation_watchdog import MUTMUT_TIMEOUT
 from workshop.reference import EXERCISES, variants
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -683,21 +684,17 @@ def run(name: str, children: int) -> Counter:
 
 # Run in the run's mutants/ folder, one process for every mutant left: mutmut's trampolines read
 # MUTANT_UNDER_TEST at each call, so the same imported code takes each mutant in turn.
-# A mutant whose tests wait for ever ends the process after RECHECK_LIMIT seconds (faulthandler's
-# watchdog thread, which a hung main thread cannot hold up): mutmut would call it a timeout.
-RECHECK_LIMIT = 300
+# A mutant whose tests wait for ever ends the process through the runs' own per-test limit
+# (tests/mutation_watchdog.py): counted as a timeout, as mutmut counts one.
 RECHECK = """
-import faulthandler, os, sys
+import os, sys
 import pytest
 sys.path.insert(0, os.getcwd())
-limit, files = int(sys.argv[1]), sys.argv[2:]
-watchdog_says = os.fdopen(os.dup(2), "w")  # the real stderr: pytest captures fd 2 in a test
+files = sys.argv[1:]
 for name in sys.stdin.read().split():
     os.environ["MUTANT_UNDER_TEST"] = name
-    faulthandler.dump_traceback_later(limit, exit=True, file=watchdog_says)
     code = pytest.main([*files, "-q", "-x", "-p", "no:xdist", "-p", "no:randomly",
-                        "-p", "no:cacheprovider"])
-    faulthandler.cancel_dump_traceback_later()
+                        "-p", "no:cacheprovider", "-p", "tests.mutation_watchdog"])
     print(f"RECHECK {'survived' if code == 0 else 'killed'}: {name}", file=sys.__stderr__)
 """
 
@@ -709,19 +706,21 @@ def recheck(name: str, files: list[str]) -> None:
     into = WORK / name
     if not (into / "mutants").is_dir():
         sys.exit(f"no run of {name} to recheck: run `python -m tests.mutation {name}` first")
-    for file in {test.partition("::")[0] for test in files}:  # a test's id names its file
+    # a test's id names its file; a run made before the per-test limit has no copy of it
+    for file in {test.partition("::")[0] for test in files} | {"tests/mutation_watchdog.py"}:
         shutil.copy2(ROOT / file, into / "mutants" / file)
     left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
             if status not in ("killed", "timeout")]
     fates, to_run = [], left
     while to_run:  # a mutant whose tests end their own process (mutmut's "segfault") ends this one
-        done = subprocess.run([sys.executable, "-c", RECHECK, str(RECHECK_LIMIT), *files],
-                              cwd=into / "mutants", input="\n".join(to_run), text=True,
-                              capture_output=True, check=False)
+        done = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
+                              input="\n".join(to_run), text=True, capture_output=True,
+                              check=False)
         ran = [line for line in done.stderr.splitlines() if line.startswith("RECHECK ")]
         fates += ran
         if len(ran) < len(to_run):
-            ended = "timeout" if "Timeout (" in done.stderr else "ended the tests' process"
+            ended = ("timeout" if done.returncode == MUTMUT_TIMEOUT
+                     else "ended the tests' process")
             fates.append(f"RECHECK {ended}: {to_run[len(ran)]}")
         to_run = to_run[len(ran) + 1:]
     for line in fates:

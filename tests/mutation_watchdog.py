@@ -1,4 +1,5 @@
-"""A pytest plugin for mutmut's runs only (tests/mutation.py passes `-p tests.mutation_watchdog`).
+"""A pytest plugin for mutation work only: tests/mutation.py passes `-p tests.mutation_watchdog` to
+mutmut's runs and to its own `--recheck`.
 
 mutmut bounds a mutant's run at fifteen times the recorded time of every test that covers it:
 for scripted/replay.py, whose recording tests take 200 s together, nearly an hour of waiting on
