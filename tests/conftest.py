@@ -5,7 +5,10 @@ scripted/pytest_plugin.py."""
 from __future__ import annotations
 
 import asyncio
+import io
+import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +71,35 @@ def help_shown(capsys):
         assert helped.value.code == 0
         return " ".join(capsys.readouterr().out.split())
     return shown
+
+
+class PipedStdout:
+    """stdout as it is on a pipe (`... | tee log`): print() keeps lines back until its buffer
+    fills, while a child process, writing to the same file, is there at once. sys.stdout is it
+    inside `with piped_stdout:` (pytest sets its own before each test's body runs)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = open(path, "wb")
+        self.stdout = io.TextIOWrapper(self.file, encoding="utf-8")
+
+    def __enter__(self) -> PipedStdout:
+        self.saved, sys.stdout = sys.stdout, self.stdout
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        sys.stdout = self.saved  # what print() holds stays held: lines() shows what went out
+
+    def child_writes(self, line: str) -> None:
+        os.write(self.file.fileno(), line.encode())
+
+    def lines(self) -> list[str]:
+        """What has reached the pipe so far, without what print() still holds back."""
+        return self.path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture
+def piped_stdout(tmp_path):
+    piped = PipedStdout(tmp_path / "piped.txt")
+    yield piped
+    piped.stdout.close()

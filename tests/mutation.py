@@ -709,6 +709,13 @@ def recheck(name: str, files: list[str]) -> None:
     # a test's id names its file; a run made before the per-test limit has no copy of it
     for file in {test.partition("::")[0] for test in files} | {"tests/mutation_watchdog.py"}:
         shutil.copy2(ROOT / file, into / "mutants" / file)
+    # First with no mutant planted: tests that fail there (a fixture of tests/conftest.py newer
+    # than the run's copy) would count every mutant as killed.
+    clean = subprocess.run([sys.executable, "-c", RECHECK, *files], cwd=into / "mutants",
+                           input="no-mutant", text=True, capture_output=True, check=False)
+    if "RECHECK survived: no-mutant" not in clean.stderr:
+        sys.exit(f"{clean.stdout[-3000:]}\n{name}: {', '.join(files)} fail with no mutant planted, "
+                 f"in the copy {into}: run `python -m tests.mutation {name}` again first")
     left = [mutant for mutant, status in outcomes_of(into, mutant_patterns(target))
             if status not in ("killed", "timeout")]
     fates, to_run = [], left

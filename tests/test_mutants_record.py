@@ -7,7 +7,6 @@ made here with the real SDK or urllib as the client and the scripted server as t
 from __future__ import annotations
 
 import importlib.metadata
-import io
 import json
 import os
 import signal
@@ -540,7 +539,7 @@ def test_a_session_is_written_with_a_header_that_says_what_it_was(scripted_api, 
 
 @pytest.mark.parametrize("kept", [True, False], ids=["folder-kept", "folder-too-big"])
 def test_the_recorders_lines_reach_a_pipe_as_printed_in_order_with_the_scripts_own(
-    scripted_api, tmp_path, monkeypatch, kept
+    scripted_api, tmp_path, monkeypatch, piped_stdout, kept
 ):
     """Piped (`... | tee log`), print() keeps lines back until its buffer fills; the script,
     another process, writes to the same pipe at once. Each of the recorder's lines must go out
@@ -551,19 +550,17 @@ def test_the_recorders_lines_reach_a_pipe_as_printed_in_order_with_the_scripts_o
         monkeypatch.setattr(record, "FOLDER_FILE_LIMIT", 1)
     work = tmp_path / "work"
     write(work, {"a.txt": b"1", "b.txt": b"2"})
-    screen = open(tmp_path / "screen.txt", "wb")
-    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(screen, encoding="utf-8"))
 
     def script(path: Path, args: list[str], env: dict, typed: str | None) -> int:
         Sender()(path, args, env, typed)
-        os.write(screen.fileno(), b"the script's own line\n")  # as a child process writes
+        piped_stdout.child_writes("the script's own line\n")
         return 0
 
     out = tmp_path / "session.jsonl"
-    record.record_session("v1", out, work, "hi", scripted_api.start(),
-                          {**os.environ, "ANTHROPIC_API_KEY": KEY}, run=script)
-    shown = (tmp_path / "screen.txt").read_text(encoding="utf-8")  # print()'s buffer not flushed
-    assert shown.splitlines() == [
+    with piped_stdout:
+        record.record_session("v1", out, work, "hi", scripted_api.start(),
+                              {**os.environ, "ANTHROPIC_API_KEY": KEY}, run=script)
+    assert piped_stdout.lines() == [
         f"[recording to {out}: the file will hold this conversation, the files of {work} and "
         "all the tools showed of them. The API key is left out; before you share the file, read "
         "it for secrets, personal data and paths you would rather keep]",
@@ -574,8 +571,6 @@ def test_the_recorders_lines_reach_a_pipe_as_printed_in_order_with_the_scripts_o
         f"[recorded 1 requests to {out}; replay it offline with: python -m scripted.demo "
         f"--replay {out}]",
     ]
-    monkeypatch.undo()
-    screen.close()
 
 
 def test_messages_typed_at_a_terminal_are_read_back_from_the_prompts_history(

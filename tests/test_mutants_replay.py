@@ -7,10 +7,7 @@ version scripts; these cases are small recordings made here, so each runs in mil
 from __future__ import annotations
 
 import http.client
-import io
 import json
-import os
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -587,32 +584,28 @@ def test_a_replay_of_typed_messages_gives_them_to_the_given_script(tmp_path, cap
 
 @pytest.mark.parametrize("files", [{"a.txt": "1"}, None], ids=["files-kept", "no-files"])
 def test_the_replays_lines_reach_a_pipe_as_printed_before_the_scripts_own(
-    tmp_path, monkeypatch, files
+    tmp_path, piped_stdout, files
 ):
     """Piped (`... | tee log`), print() keeps lines back until its buffer fills; the script,
     another process, writes to the same pipe at once. The replay's lines before the script runs
     must go out as they are printed, or they would come after the script's output."""
     path = recorded_session(tmp_path, exchange(1, ask("hi"), message("Hi.")), files=files)
-    screen = open(tmp_path / "screen.txt", "wb")
-    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(screen, encoding="utf-8"))
 
     def script(path: Path, args: list[str], env: dict, typed: str | None) -> int:
         Runner(ask("hi"))(path, args, env, typed)
-        os.write(screen.fileno(), b"the script's own line\n")  # as a child process writes
+        piped_stdout.child_writes("the script's own line\n")
         return 0
 
     work = tmp_path / "work"
-    assert replay.replay_session(path, None, work, max_pause=0, run=script) == 0
-    shown = (tmp_path / "screen.txt").read_text(encoding="utf-8")  # print()'s buffer not flushed
-    assert shown.splitlines() == [
+    with piped_stdout:
+        assert replay.replay_session(path, None, work, max_pause=0, run=script) == 0
+    assert piped_stdout.lines() == [
         "[replay of session.jsonl, recorded from the scripted model (v1_demo.yaml) on 2026-11-28: "
         f"offline, no key; v1_basic.py works in {work}]",
         *([] if files else [
             "[replay: the recording kept no copy of its work directory; see --workdir]"]),
         "the script's own line",
     ]
-    monkeypatch.undo()
-    screen.close()
 
 
 def test_a_replay_that_differs_prints_the_diff_and_fails(tmp_path, capsys):
