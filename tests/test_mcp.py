@@ -594,13 +594,18 @@ def test_at_a_terminal_the_work_folder_mcp_json_is_used_once_the_user_says_yes(
 
 
 # -- the pieces, once: what each kind of content becomes, and the shipped server's figures --
-def content_of(*parts: dict, structured=None, budget: int = 1000) -> list[dict]:
-    """What result_content() makes of a CallToolResult with these parts, as the SDK parses it."""
+def result_content_of(*parts: dict, structured=None, budget: int = 1000) -> tuple[list[dict], str]:
+    """What result_content() makes of a CallToolResult with these parts, as the SDK parses it:
+    the blocks, and the note of what was cut ("" if nothing was)."""
     from mcp import types as mcp_types
 
     result = mcp_types.CallToolResult.model_validate(
         {"content": list(parts), "structuredContent": structured, "isError": False})
-    return result_content(result, budget, "MCP_RESULT_BUDGET", "(how to ask for less)")[0]
+    return result_content(result, budget, "MCP_RESULT_BUDGET", "(how to ask for less)")
+
+
+def content_of(*parts: dict, structured=None, budget: int = 1000) -> list[dict]:
+    return result_content_of(*parts, structured=structured, budget=budget)[0]
 
 
 PNG_DATA = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAAAAgABSK+kcQAAAABJ"

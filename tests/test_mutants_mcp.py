@@ -34,7 +34,6 @@ from plumbing.mcp import (
     read_servers,
     read_trusted,
     remember_trust,
-    result_content,
     server_environment,
     start_failure,
     still_running,
@@ -45,6 +44,7 @@ from plumbing.mcp import (
     what_went_wrong,
 )
 from plumbing.screen import Screen
+from tests.test_mcp import result_content_of
 
 FLAG = "--trust-project-mcp"
 
@@ -352,44 +352,36 @@ def test_only_a_tool_the_server_marks_read_only_is_read_only():
                                                 tool())] == [True, False, False, False]
 
 
-def blocks_of(*parts: dict, budget: int = 1000) -> tuple[list[dict], str]:
-    """result_content() of a CallToolResult with these parts, as the SDK parses a server's."""
-    from mcp import types as mcp_types
-
-    result = mcp_types.CallToolResult.model_validate({"content": list(parts), "isError": False})
-    return result_content(result, budget, "MCP_RESULT_BUDGET", "(ask for less)")
-
-
 def test_a_binary_resource_without_a_type_is_a_note_that_says_so():
     blob = {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAAA"}}
-    assert blocks_of(blob)[0] == [{"type": "text", "text": (
+    assert result_content_of(blob)[0] == [{"type": "text", "text": (
         "[a binary resource (file:///a.bin, no type) was left out: only text reaches the model]")}]
 
 
 def test_an_image_type_of_41_characters_is_cut_to_40_in_its_note():
     media_type = "image/" + "x" * 35
-    (block,), _ = blocks_of({"type": "image", "data": "AAAA", "mimeType": media_type})
+    (block,), _ = result_content_of({"type": "image", "data": "AAAA", "mimeType": media_type})
     assert block["text"] == (f"[an image of type image/{'x' * 33}… was left out: the API takes "
                              "image/jpeg, image/png, image/gif, image/webp]")
 
 
 def test_an_image_of_exactly_five_megabytes_is_sent():
     data = base64.b64encode(bytes(5 * 1024 * 1024)).decode()
-    (block,), cut = blocks_of({"type": "image", "data": data, "mimeType": "image/png"},
-                              budget=10)
+    (block,), cut = result_content_of({"type": "image", "data": data, "mimeType": "image/png"},
+                                      budget=10)
     assert block == {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                                  "data": data}}
     assert cut == ""
 
 
 def test_a_result_within_the_budget_has_no_cut_note():
-    assert blocks_of({"type": "text", "text": "a" * 10}, budget=10) == (
+    assert result_content_of({"type": "text", "text": "a" * 10}, budget=10) == (
         [{"type": "text", "text": "a" * 10}], "")
 
 
 def test_a_text_reached_with_one_character_of_budget_left_gives_that_character():
-    blocks, cut = blocks_of({"type": "text", "text": "aaa"}, {"type": "text", "text": "bbb"},
-                            budget=4)
+    blocks, cut = result_content_of({"type": "text", "text": "aaa"},
+                                    {"type": "text", "text": "bbb"}, budget=4)
     assert [block["text"] for block in blocks] == ["aaa", "b", f"[{cut}]"]
     assert cut.startswith("... 2 of 6 characters of this result were cut here")
 
