@@ -55,17 +55,9 @@ def small_site(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def fetch(address: str, method: str = "GET") -> tuple[int, str, dict]:
-    request = urllib.request.Request(address, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, response.read().decode("utf-8"), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode("utf-8"), dict(error.headers)
-
-
-def fetch_with_header(address: str, name: str, value: str) -> tuple[int, str, dict]:
-    request = urllib.request.Request(address, headers={name: value})
+def fetch(address: str, method: str = "GET", headers: dict | None = None
+          ) -> tuple[int, str, dict]:
+    request = urllib.request.Request(address, headers=headers or {}, method=method)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.read().decode("utf-8"), dict(response.headers)
@@ -97,7 +89,7 @@ def test_a_served_site_answers_under_its_published_path_and_404s_in_the_addresss
             urllib.request.urlopen(urllib.request.Request(base, method="POST"), timeout=10)
         except urllib.error.HTTPError as error:
             assert (error.code, error.reason) == (501, "Unsupported method ('POST')")
-        status, body, _ = fetch_with_header(base, "X-Long", "x" * 70_000)
+        status, body, _ = fetch(base, headers={"X-Long": "x" * 70_000})
         assert status == 431  # and its explanation, which the 404 page has no room for
         assert "got more than 65536 bytes when reading header line" in body
     assert capfd.readouterr().err == ""  # no line per request
