@@ -9,12 +9,11 @@ import threading
 import pytest
 
 from tests.agents import press_ctrl_c_once, versions_from
+from tests.test_subagents import task
 
 def code_task(number: int) -> dict:
     """A Task call for a code subagent that would write the file {number}.txt."""
-    return {"name": "Task", "input": {"description": f"job {number}",
-                                      "prompt": f"CHILD-{number}: write {number}.",
-                                      "agent_type": "code"}}
+    return task(f"CHILD-{number}: write {number}.", "code", f"job {number}")
 
 
 def writes_its_file(number: int, hold: bool) -> dict:
