@@ -53,11 +53,13 @@ FIND, READ = "Find the failing test", "Read cart.py and say what total() does"
 
 
 def record(track: str, messages: list, reply: dict | None, *, status: int = 200,
-           system: str = SYSTEM, tools: list = TOOLS) -> dict:
-    """One exchange as `python -m scripted.demo --record` saves it."""
+           system: str | None = SYSTEM, tools: list | None = TOOLS) -> dict:
+    """One exchange as `python -m scripted.demo --record` saves it; a system prompt or tools of
+    None are left out of the request, as a session from Claude may hold one."""
     body = {"model": "claude-sonnet-5-5", "max_tokens": 1000, "system": system, "tools": tools,
             "messages": messages}
-    raw = json.dumps(body, ensure_ascii=False)
+    raw = json.dumps({key: value for key, value in body.items() if value is not None},
+                     ensure_ascii=False)
     return {"track": track, "size": len(raw.encode("utf-8")), "raw": raw,
             "reply": {"status": status, "body": reply}}
 
@@ -644,18 +646,12 @@ def test_a_first_request_sent_again_after_an_error_is_no_summary_request(languag
     assert summary_requests(call_tree(RETRIED)) == []
 
 
-def bare(messages: list, answer: dict) -> dict:
-    """A request with no system prompt and no tools, as a session from Claude may hold."""
-    raw = json.dumps({"model": "claude-x", "max_tokens": 100, "messages": messages})
-    return {"track": "default", "size": len(raw), "raw": raw,
-            "reply": {"status": 200, "body": answer}}
-
-
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_a_request_without_a_system_prompt_or_tools_shows_them_empty(language):
     words = LABELS[language]
-    call = calls_of(fragment([bare([{"role": "user", "content": "hi"}],
-                                   reply([text("hello")]))], language))[0]
+    call = calls_of(fragment([record("default", [{"role": "user", "content": "hi"}],
+                                     reply([text("hello")]), system=None, tools=None)],
+                             language))[0]
     system = own(call, "hood-system")
     assert system.find("summary").text == " · ".join(
         [words["system"], words["characters"].format(0), words["new"]])
