@@ -276,30 +276,31 @@ class Warm:
         return False
 
 
-def test_every_file_a_page_includes_is_made_with_the_figures_of_its_runs(monkeypatch):
-    """The demos, the benchmarks and the figures read from the code take tens of CPU-seconds
-    (test_generators.py and the site build check those): here each demo gives a transcript and
-    a recording of one request, the benchmarks and page_numbers() give what they are handed,
-    and a card's counts are the pair's names. What the pages include is then all made, under
-    the names they include it by, from those runs."""
-    runs, benchmarks, gathered = [], [], []
+@pytest.fixture
+def offline_runs(monkeypatch) -> dict[str, list]:
+    """expected_files() with its runs stood in for: the demos, the benchmarks and the figures
+    read from the code take tens of CPU-seconds (test_generators.py and the site build check
+    those). Each demo gives a transcript and a recording of one request, the benchmarks and
+    page_numbers() give what they are handed, and a card's counts are the pair's names. Returns
+    what each was asked, as it is asked."""
+    asked: dict[str, list] = {"demos": [], "benchmarks": [], "figures": []}
 
     def run_demo(version, record, python):
         assert isinstance(python, Warm)
-        runs.append(version)
+        asked["demos"].append(version)
         record.write_text(json.dumps(demo_recording(version)), encoding="utf-8")
         return f"$ python -m scripted.demo {version}\n"
 
     def run_benchmarks(names, python):
         assert isinstance(python, Warm)
-        benchmarks.append(names)
+        asked["benchmarks"].append(names)
         if names == generated.MCP_BENCHMARK:
             return {"mcp": "the MCP figures", "mcp_table": "the MCP table\n"}
         return {"hygiene": HYGIENE, "caching": "the caching figures",
                 "compaction": "the compaction figures", "compaction_table": "the table\n"}
 
     def page_numbers(*figures):
-        gathered.append(figures)
+        asked["figures"].append(figures)
         return {"hygiene.inline": "41,234"}
 
     def what_changed(old_file, new_file, sections, diff):
@@ -312,14 +313,19 @@ def test_every_file_a_page_includes_is_made_with_the_figures_of_its_runs(monkeyp
     monkeypatch.setattr(generated, "benchmark_figures", run_benchmarks)
     monkeypatch.setattr(generated, "page_numbers", page_numbers)
     monkeypatch.setattr(generated, "what_changed", what_changed)
+    return asked
+
+
+def test_every_file_a_page_includes_is_made_with_the_figures_of_its_runs(offline_runs):
+    """What the pages include is all made, under the names they include it by, from the runs."""
     files = generated.expected_files()
     versions = demo_versions()
-    assert sorted(runs) == versions == list(SCRIPTS)
-    assert sorted(benchmarks, key=len) == sorted(
+    assert sorted(offline_runs["demos"]) == versions == list(SCRIPTS)
+    assert sorted(offline_runs["benchmarks"], key=len) == sorted(
         [generated.BENCHMARKS, generated.MCP_BENCHMARK], key=len)
     transcripts = {version: f"$ python -m scripted.demo {version}\n" for version in versions}
-    assert gathered == [(HYGIENE, transcripts, "the caching figures", "the compaction figures",
-                         "the MCP figures")]
+    assert offline_runs["figures"] == [(HYGIENE, transcripts, "the caching figures",
+                                        "the compaction figures", "the MCP figures")]
     made = {Path(path).relative_to(GENERATED).as_posix() for path in files}
     for language in ("en", "ja"):
         for page in sorted((ROOT / f"docs_{language}").glob("*.md")):
@@ -456,26 +462,11 @@ def test_a_demos_transcript_shows_parallel_calls_in_the_order_its_recording_made
 
 
 def test_a_pair_with_one_demo_missing_gets_its_card_without_tools_served_at_run_time(
-        monkeypatch):
+        offline_runs, monkeypatch):
     versions = [version for version in demo_versions() if version != "v1"]
-
-    def run_demo(version, record, python):
-        record.write_text(json.dumps(demo_recording(version)), encoding="utf-8")
-        return f"$ python -m scripted.demo {version}\n"
-
-    def run_benchmarks(names, python):
-        if names == generated.MCP_BENCHMARK:
-            return {"mcp": "m", "mcp_table": "t\n"}
-        return {"hygiene": HYGIENE, "caching": "c", "compaction": "c", "compaction_table": "t\n"}
-
     monkeypatch.setattr(generated, "demo_versions", lambda: versions)
-    monkeypatch.setattr(generated, "WarmPython", Warm)
-    monkeypatch.setattr(generated, "demo_transcript", run_demo)
-    monkeypatch.setattr(generated, "benchmark_figures", run_benchmarks)
-    monkeypatch.setattr(generated, "page_numbers", lambda *figures: {})
-    monkeypatch.setattr(generated, "what_changed",
-                        lambda old, new, sections, diff: Changes([], [], [], [], 1, 2))
     files = generated.expected_files()
+    assert sorted(offline_runs["demos"]) == versions
     for language in ("en", "ja"):
         first = files[GENERATED / "changes" / language / "v1-to-v2.html"]
         assert "<code>v2_tool</code>" not in first  # no v1 demo to compare it with
